@@ -1,0 +1,3 @@
+from ragrail.cli import main
+
+main()

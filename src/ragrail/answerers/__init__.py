@@ -1,0 +1,8 @@
+"""Answerers: turn a prompt (and the chunks in it) into an answer."""
+
+from __future__ import annotations
+
+from ragrail.answerers.base import AnswerRequest, AnswerResult, Answerer
+from ragrail.answerers.standin import StandinAnswerer
+
+__all__ = ["AnswerRequest", "AnswerResult", "Answerer", "StandinAnswerer"]

@@ -1,0 +1,133 @@
+"""Compare a run with a baseline, question by question.
+
+A regression (a ``WORSE`` line) is decided per question, never by totals:
+its retrieval recall dropped, or its answer passed in the baseline and fails
+now. ``fixed`` is the reverse. Totals are reported beside, for reading only.
+Answers are compared only when both runs used the same answerer and model,
+since a stand-in's answers say nothing about a real model's and vice versa.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ragrail.results import CaseResult, RunResult
+
+Kind = Literal["fixed", "WORSE"]
+
+
+@dataclass(frozen=True)
+class Change:
+    case_id: str
+    kind: Kind
+    aspect: Literal["retrieval", "answer"]
+    detail: str
+
+    def line(self) -> str:
+        return f"{self.kind}:  {self.case_id}: {self.detail}"
+
+
+@dataclass
+class Diff:
+    baseline: RunResult
+    run: RunResult
+    answers_compared: bool
+    answers_note: str | None
+    config_changes: list[str]
+    changes: list[Change] = field(default_factory=list)
+    new_cases: list[str] = field(default_factory=list)
+    removed_cases: list[str] = field(default_factory=list)
+    errored_cases: list[str] = field(default_factory=list)
+
+    @property
+    def worse(self) -> list[Change]:
+        return [c for c in self.changes if c.kind == "WORSE"]
+
+    @property
+    def fixed(self) -> list[Change]:
+        return [c for c in self.changes if c.kind == "fixed"]
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.worse)
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{round(value * 100)}%"
+
+
+def config_changes(before: RunResult, after: RunResult) -> list[str]:
+    """Human-readable list of settings that differ, e.g. ``top_k 3 -> 1``."""
+    a, b = before.config, after.config
+    out = []
+    for name in ("chunking", "top_k", "min_score", "retriever", "answerer", "model"):
+        old, new = getattr(a, name), getattr(b, name)
+        if old != new:
+            out.append(f"{name} {old} -> {new}")
+    return out
+
+
+def _retrieval_change(old: CaseResult, new: CaseResult) -> Change | None:
+    if old.retrieval_recall is None or new.retrieval_recall is None:
+        return None
+    if new.retrieval_recall == old.retrieval_recall:
+        return None
+    kind: Kind = "WORSE" if new.retrieval_recall < old.retrieval_recall else "fixed"
+    detail = f"retrieval {pct(old.retrieval_recall)} -> {pct(new.retrieval_recall)}"
+    return Change(new.id, kind, "retrieval", detail)
+
+
+def _answer_change(old: CaseResult, new: CaseResult) -> Change | None:
+    if old.answer_pass is None or new.answer_pass is None or old.answer_pass == new.answer_pass:
+        return None
+    if new.answer_pass:
+        return Change(new.id, "fixed", "answer", "answer now passes")
+    return Change(new.id, "WORSE", "answer", f"answer now fails, {'; '.join(new.problems)}")
+
+
+def compare(run: RunResult, baseline: RunResult) -> Diff:
+    same_answerer = (run.config.answerer, run.config.model) == (
+        baseline.config.answerer,
+        baseline.config.model,
+    )
+    note = None
+    if not same_answerer:
+        note = (
+            f"answers not compared: the baseline's come from {baseline.config.answerer_label}"
+            f"{_model(baseline)}, this run's from {run.config.answerer_label}{_model(run)}"
+            " (retrieval is still compared)"
+        )
+    diff = Diff(
+        baseline=baseline,
+        run=run,
+        answers_compared=same_answerer,
+        answers_note=note,
+        config_changes=config_changes(baseline, run),
+    )
+    base_ids = {c.id for c in baseline.cases}
+    run_ids = {c.id for c in run.cases}
+    diff.new_cases = [c.id for c in run.cases if c.id not in base_ids]
+    diff.removed_cases = [c.id for c in baseline.cases if c.id not in run_ids]
+    fixed: list[Change] = []
+    worse: list[Change] = []
+    for new in run.cases:
+        old = baseline.case(new.id)
+        if old is None:
+            continue
+        if new.errored:
+            diff.errored_cases.append(new.id)
+        changes = [_retrieval_change(old, new)]
+        if same_answerer:
+            changes.append(_answer_change(old, new))
+        for change in changes:
+            if change is not None:
+                (fixed if change.kind == "fixed" else worse).append(change)
+    # fixed lines first, then WORSE, each in golden-set order: the lines a
+    # reviewer must act on end up last, next to the exit status.
+    diff.changes = fixed + worse
+    return diff
+
+
+def _model(run: RunResult) -> str:
+    return f" ({run.config.model})" if run.config.model else ""

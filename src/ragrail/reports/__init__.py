@@ -1,0 +1,1 @@
+"""Reporters: render a RunResult (and its Diff) for people and machines."""

@@ -1,0 +1,129 @@
+"""Typed, versioned results: a trace per question, scores per question, a run.
+
+Everything serialises to JSON with a stable field order (the order the fields
+are declared here). Per-question scores are always kept; totals are derived.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragrail import __version__
+from ragrail.errors import InputError
+from ragrail.fileio import atomic_write_text, load_json
+
+SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RetrievedChunk(_Model):
+    id: str
+    source: str
+    rank: int
+    score: float
+    text: str
+
+
+class Trace(_Model):
+    """What the system under test did for one question."""
+
+    case_id: str
+    retrieved: list[RetrievedChunk] = Field(default_factory=list)
+    prompt: str | None = None
+    prompt_tokens: int | None = None
+    answer: str | None = None
+    error: str | None = None
+    latency_ms: float = 0.0
+
+
+class CaseResult(_Model):
+    id: str
+    question: str
+    sources: list[str]
+    facts: list[str]
+    tags: list[str] = Field(default_factory=list)
+    facts_retrieved: list[str] = Field(default_factory=list)
+    retrieval_hit: bool | None = None
+    retrieval_recall: float | None = None
+    answer_pass: bool | None = None
+    problems: list[str] = Field(default_factory=list)
+    trace: Trace
+
+    @property
+    def errored(self) -> bool:
+        return self.trace.error is not None
+
+
+class RunConfig(_Model):
+    """What was run: enough to say what changed between two runs."""
+
+    name: str
+    chunking: str
+    chunk_words: int | None = None
+    top_k: int
+    min_score: float
+    retriever: str
+    answerer: str
+    answerer_label: str
+    model: str | None = None
+    n_chunks: int
+    n_cases: int
+
+    def describe(self) -> str:
+        return f"{self.chunking}, top_k={self.top_k}"
+
+
+class Totals(_Model):
+    n_cases: int
+    n_retrieval: int  # cases with facts: the denominator of hit rate and recall
+    hit_rate: float | None
+    recall: float | None
+    n_answers: int  # cases with a scored answer (errors excluded, and counted apart)
+    answers_passed: int
+    answer_pass_rate: float | None
+    n_errors: int
+    prompt_tokens_mean: float | None
+
+
+class RunResult(_Model):
+    schema_version: int = SCHEMA_VERSION
+    ragrail_version: str = __version__
+    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    config: RunConfig
+    totals: Totals
+    cases: list[CaseResult]
+
+    def case(self, case_id: str) -> CaseResult | None:
+        return next((c for c in self.cases if c.id == case_id), None)
+
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=2) + "\n"
+
+    def save(self, path: Path) -> None:
+        atomic_write_text(path, self.to_json())
+
+
+def load_run(path: Path, what: str = "baseline") -> RunResult:
+    """Load a saved run (a baseline or ``--json`` output), validating its schema."""
+    data = load_json(path, what)
+    if not isinstance(data, dict):
+        raise InputError(f"{what} must be a JSON object", str(path))
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise InputError(
+            f"{what} has schema_version {version!r}; this ragrail reads {SCHEMA_VERSION}. "
+            "Re-create it with --save-baseline",
+            str(path),
+        )
+    try:
+        return RunResult.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise InputError(f"{what} field {field!r}: {err['msg']}", str(path)) from None

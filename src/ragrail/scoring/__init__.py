@@ -1,0 +1,1 @@
+"""Scorers: small pure functions of a case and its trace."""

@@ -1,0 +1,35 @@
+"""Retrieval scores by labelled fact.
+
+A fact counts as retrieved when a retrieved chunk *from one of the case's
+source articles* contains it, compared case-insensitively. Matching by fact
+rather than chunk id keeps the labels valid when the chunking changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragrail.results import RetrievedChunk
+from ragrail.scoring.answers import normalise
+
+
+def facts_retrieved(
+    facts: Sequence[str], sources: Sequence[str], retrieved: Sequence[RetrievedChunk]
+) -> list[str]:
+    """The facts (in label order) found in a retrieved chunk of a source article."""
+    texts = [normalise(c.text) for c in retrieved if c.source in sources]
+    return [f for f in facts if any(normalise(f) in t for t in texts)]
+
+
+def hit(found: Sequence[str], facts: Sequence[str]) -> bool | None:
+    """hit = 1 if at least one expected fact was retrieved, else 0; None when there are no facts."""
+    if not facts:
+        return None
+    return bool(found)
+
+
+def recall(found: Sequence[str], facts: Sequence[str]) -> float | None:
+    """recall = |facts retrieved| / |facts|; None (undefined) when there are no facts."""
+    if not facts:
+        return None
+    return len(found) / len(facts)
