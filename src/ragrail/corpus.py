@@ -105,7 +105,11 @@ def chunk_by_words(docs: list[Document], size: int) -> list[Chunk]:
         words = plain_words(doc.text)
         for i, start in enumerate(range(0, len(words), size), start=1):
             chunks.append(
-                Chunk(id=f"{doc.name}#{i}", source=doc.name, text=" ".join(words[start : start + size]))
+                Chunk(
+                    id=f"{doc.name}#{i}",
+                    source=doc.name,
+                    text=" ".join(words[start : start + size]),
+                )
             )
     return chunks
 

@@ -77,7 +77,7 @@ def load_golden(path: Path) -> GoldenSet:
             if isinstance(data, dict) and isinstance(data.get("cases"), list):
                 raw = [(item, 0) for item in data["cases"]]
             else:
-                raise InputError("expected a JSON array of cases (or {\"cases\": [...]})", str(path))
+                raise InputError('expected a JSON array of cases (or {"cases": [...]})', str(path))
     return _build(path, raw)
 
 
@@ -125,3 +125,42 @@ def _first_error(exc: ValidationError) -> str:
         return f"unknown field {field!r}"
     msg = err["msg"].removeprefix("Value error, ")
     return f"field {field!r}: {msg}"
+
+
+@dataclass(frozen=True)
+class LintProblem:
+    where: str
+    case_id: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: case {self.case_id!r}: {self.message}"
+
+
+def lint_golden(golden: GoldenSet, documents: dict[str, str]) -> list[LintProblem]:
+    """Check the labels against the documents.
+
+    - every source names an existing document;
+    - every fact appears (case-insensitive, whitespace collapsed) in one of the
+      case's source documents, so a typo in a label fails here instead of
+      looking like a bot failure;
+    - a case with facts has sources, since a fact is only found in a source.
+    """
+    from ragrail.scoring.answers import normalise
+
+    texts = {name: normalise(text) for name, text in documents.items()}
+    problems = []
+    for case in golden.cases:
+        where = golden.where(case.id)
+        unknown = [s for s in case.sources if s not in texts]
+        for source in unknown:
+            problems.append(LintProblem(where, case.id, f"unknown source {source!r}"))
+        if case.facts and not case.sources:
+            problems.append(LintProblem(where, case.id, "has facts but no sources"))
+        known = [s for s in case.sources if s in texts]
+        for fact in case.facts:
+            if known and not any(normalise(fact) in texts[s] for s in known):
+                problems.append(
+                    LintProblem(where, case.id, f'fact "{fact}" not found in {", ".join(known)}')
+                )
+    return problems

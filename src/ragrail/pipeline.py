@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragrail.answerers.base import NO_CONTEXT_ANSWER, AnswerRequest, Answerer
+from ragrail.answerers.base import NO_CONTEXT_ANSWER, Answerer, AnswerRequest
 from ragrail.corpus import Chunk, describe_chunking, load_documents, make_chunks
 from ragrail.prompt import DEFAULT_TEMPLATE, build_prompt, estimate_tokens
 from ragrail.results import RetrievedChunk, Trace
@@ -71,7 +71,9 @@ class Pipeline:
             trace = Trace(case_id=case_id, retrieved=ctx)
             if ctx:
                 chunks = [Chunk(id=c.id, source=c.source, text=c.text) for c in ctx]
-                prompt = build_prompt(question, chunks, self.settings.product, self.settings.template)
+                prompt = build_prompt(
+                    question, chunks, self.settings.product, self.settings.template
+                )
                 trace.prompt = prompt
                 trace.prompt_tokens = estimate_tokens(prompt)
                 requests.append(AnswerRequest(case_id, question, prompt, chunks))

@@ -17,12 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ragrail.corpus import Chunk
-
-if TYPE_CHECKING:
-    import numpy as np
 
 _WORD = re.compile(r"[a-z0-9]+")
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragrail.golden import Case
+from ragrail.answerers.base import Answerer
+from ragrail.golden import Case, GoldenSet
+from ragrail.pipeline import Pipeline
 from ragrail.results import CaseResult, RunConfig, RunResult, Totals, Trace
 from ragrail.scoring import retrieval as rs
 from ragrail.scoring.answers import check_answer
@@ -71,3 +73,24 @@ def rescore(run: RunResult, cases: Sequence[Case]) -> RunResult:
     kept = [case for case in cases if case.id in by_id]
     traces = [by_id[case.id].trace for case in kept]
     return score_run(run.config, kept, traces)
+
+
+def evaluate(name: str, golden: GoldenSet, pipeline: Pipeline, answerer: Answerer) -> RunResult:
+    """Run every golden case through the pipeline and score the traces."""
+    cases = golden.cases
+    traces = pipeline.run([c.id for c in cases], [c.question for c in cases], answerer)
+    s = pipeline.settings
+    config = RunConfig(
+        name=name,
+        chunking=s.chunking,
+        chunk_words=s.chunk_words or None,
+        top_k=s.top_k,
+        min_score=s.min_score,
+        retriever=s.retriever,
+        answerer=answerer.name,
+        answerer_label=answerer.label,
+        model=answerer.model,
+        n_chunks=len(pipeline.chunks),
+        n_cases=len(cases),
+    )
+    return score_run(config, cases, traces)

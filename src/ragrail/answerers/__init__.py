@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragrail.answerers.base import AnswerRequest, AnswerResult, Answerer
+from ragrail.answerers.base import Answerer, AnswerRequest, AnswerResult
 from ragrail.answerers.standin import StandinAnswerer
 
 __all__ = ["AnswerRequest", "AnswerResult", "Answerer", "StandinAnswerer"]

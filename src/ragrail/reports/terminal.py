@@ -2,12 +2,41 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from ragrail.compare import Diff, pct
 from ragrail.results import CaseResult, RunResult
 
 WIDTH = 80
+
+
+def wrap(text: str, width: int, subsequent: str = "") -> list[str]:
+    """Wrap at "; " and ", " boundaries first, so a quoted fact stays on one line;
+    fall back to word wrapping only for a piece too long to fit."""
+    pieces = re.split(r"(?<=[;,]) ", text)
+    lines = [pieces[0]]
+    for piece in pieces[1:]:
+        if len(lines[-1]) + 1 + len(piece) <= width:
+            lines[-1] += " " + piece
+        else:
+            lines.append(subsequent + piece)
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        lead = line[: len(line) - len(line.lstrip())]
+        out.extend(
+            textwrap.wrap(
+                line.strip(),
+                width,
+                initial_indent=lead,
+                subsequent_indent=subsequent,
+                break_long_words=False,
+            )
+        )
+    return out
 
 
 def retrieval_label(case: CaseResult) -> str:
@@ -51,9 +80,8 @@ def scorecard(run: RunResult) -> str:
         if not reason:
             lines.append(head.rstrip())
             continue
-        wrapped = textwrap.wrap(reason, width=max(WIDTH - indent, 30)) or [""]
-        lines.append(head + wrapped[0])
-        lines.extend(" " * indent + more for more in wrapped[1:])
+        wrapped = wrap(head + reason, WIDTH, subsequent=" " * indent)
+        lines.extend(wrapped)
     lines.append("")
     lines.extend(totals_lines(run))
     return "\n".join(lines)
@@ -67,7 +95,9 @@ def totals_lines(run: RunResult) -> list[str]:
         f"  answers pass {pct(t.answer_pass_rate):>4}      ({t.answers_passed} of {t.n_answers})",
     ]
     if t.n_errors:
-        out.append(f"  errors       {t.n_errors:>4}      (calls that failed; not counted as passes)")
+        out.append(
+            f"  errors       {t.n_errors:>4}      (calls that failed; not counted as passes)"
+        )
     if t.prompt_tokens_mean is not None:
         out.append(f"  prompt       ~{round(t.prompt_tokens_mean)} tokens per question")
     return out
@@ -90,19 +120,21 @@ def diff_text(diff: Diff) -> str:
         old_t, new_t = str(round(b.prompt_tokens_mean)), str(round(r.prompt_tokens_mean))
         lines.append(f"  prompt tokens  {_moved(old_t, new_t)}")
     if diff.answers_note:
-        lines.extend(textwrap.wrap(diff.answers_note, WIDTH - 2, initial_indent="  ",
-                                   subsequent_indent="    "))
+        lines.extend(wrap("  " + diff.answers_note, WIDTH, subsequent="    "))
     if diff.new_cases:
         lines.append(f"  new (not in baseline): {', '.join(diff.new_cases)}")
     if diff.removed_cases:
         lines.append(f"  removed (in baseline only): {', '.join(diff.removed_cases)}")
     for change in diff.changes:
-        lines.extend(textwrap.wrap(change.line(), WIDTH - 2, initial_indent="  ",
-                                   subsequent_indent="      "))
+        lines.extend(wrap("  " + change.line(), WIDTH, subsequent=" " * 10))
     lines.append("")
     n = len(diff.worse)
     if n:
-        lines.append(f"{n} regression{'s' if n != 1 else ''}: something that passed before fails now.")
+        q = len({c.case_id for c in diff.worse})
+        lines.append(
+            f"{q} question{'s' if q != 1 else ''} got worse ({n} WORSE line{'s' if n != 1 else ''}):"
+            " something that passed before fails now."
+        )
     else:
         lines.append("No regressions.")
     return "\n".join(lines)

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install ragrail with its test dependencies into .venv and run the whole test suite.
+# Works on a fresh machine with only Python 3.11+; safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+.venv/bin/ruff check src tests benchmarks
+set +e
+.venv/bin/python -m pytest "$@"
+code=$?
+set -e
+if [ "$code" -eq 5 ]; then
+  echo "pytest collected no tests: failing on purpose" >&2
+  exit 1
+fi
+exit "$code"

@@ -1,0 +1,101 @@
+"""The project file (``ragrail.toml``): what to evaluate and how.
+
+Paths in the file are relative to the file's own folder. Every setting can be
+overridden by a CLI flag; the CLI merges flags over the file and hands the
+library a resolved ``Project``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragrail.errors import InputError
+from ragrail.fileio import read_text
+from ragrail.pipeline import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
+
+CONFIG_NAME = "ragrail.toml"
+EXAMPLES_DIR = Path(__file__).parent / "examples"
+
+
+class PipelineConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_words: int = Field(default=0, ge=0)
+    top_k: int = Field(default=DEFAULT_TOP_K, ge=1)
+    min_score: float = Field(default=DEFAULT_MIN_SCORE, ge=0.0, le=1.0)
+    retriever: str = "standin"
+
+
+class AnswererConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "standin"
+
+
+class ProjectConfig(BaseModel):
+    """The schema of ``ragrail.toml``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "RAG bot"
+    product: str = "our product"
+    docs: str = "docs"
+    golden: str = "golden.json"
+    baseline: str = "baseline.json"
+    pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
+    answerer: AnswererConfig = Field(default_factory=AnswererConfig)
+
+
+class Project(BaseModel):
+    """A loaded project file with its paths resolved."""
+
+    model_config = ConfigDict(frozen=True)
+
+    root: Path
+    config: ProjectConfig
+    config_path: Path | None = None
+
+    @property
+    def docs(self) -> Path:
+        return self.root / self.config.docs
+
+    @property
+    def golden(self) -> Path:
+        return self.root / self.config.golden
+
+    @property
+    def baseline(self) -> Path:
+        return self.root / self.config.baseline
+
+
+def load_config(path: Path) -> Project:
+    text = read_text(path, "config file")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"invalid TOML: {exc}", str(path)) from None
+    try:
+        config = ProjectConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            raise InputError(f"unknown key {key!r}", str(path)) from None
+        raise InputError(f"key {key!r}: {err['msg']}", str(path)) from None
+    return Project(root=path.parent, config=config, config_path=path)
+
+
+def example_names() -> list[str]:
+    return sorted(p.name for p in EXAMPLES_DIR.iterdir() if (p / CONFIG_NAME).is_file())
+
+
+def example_dir(name: str) -> Path:
+    folder = EXAMPLES_DIR / name
+    if not (folder / CONFIG_NAME).is_file():
+        raise InputError(
+            f"no bundled example {name!r}; choose one of: {', '.join(example_names())}"
+        )
+    return folder

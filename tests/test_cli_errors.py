@@ -1,0 +1,136 @@
+"""Bad input: one clear line on stderr, exit 2, no traceback, nothing half-written."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_shell
+
+
+@pytest.fixture
+def project(cli, tmp_path) -> Path:
+    dest = tmp_path / "kb"
+    assert cli("example", "kitebase", str(dest)).code == 0
+    return dest
+
+
+def one_line_error(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert lines[0].startswith("ragrail: error: ")
+    return lines[0]
+
+
+def test_malformed_golden_names_file_line_and_column(cli, project):
+    golden = project / "golden.json"
+    text = golden.read_text().splitlines()
+    text[3] = text[3].replace('"question":', '"question"')  # drop a colon on line 4
+    golden.write_text("\n".join(text))
+    before = (project / "baseline.json").read_bytes()
+    r = cli("run", "--save-baseline", cwd=project)
+    assert r.code == 2
+    line = one_line_error(r.err)
+    assert "golden.json:4:" in line and "invalid JSON" in line
+    assert (project / "baseline.json").read_bytes() == before
+
+
+def test_missing_golden_file(cli, project):
+    (project / "golden.json").unlink()
+    r = cli("run", cwd=project)
+    assert r.code == 2
+    assert "golden.json: golden set not found" in one_line_error(r.err)
+
+
+def test_case_without_question_names_case_and_line(cli, project):
+    cases = json.loads((project / "golden.json").read_text())
+    del cases[2]["question"]
+    (project / "golden.json").write_text(json.dumps(cases, indent=1))
+    r = cli("run", cwd=project)
+    assert r.code == 2
+    line = one_line_error(r.err)
+    assert "case 'lost-phone'" in line and "missing field 'question'" in line
+    assert re.search(r"golden\.json:\d+:", line)
+
+
+def test_empty_question_and_duplicate_id(cli, project):
+    cases = json.loads((project / "golden.json").read_text())
+    cases[0]["question"] = "   "
+    (project / "golden.json").write_text(json.dumps(cases))
+    r = cli("run", cwd=project)
+    assert r.code == 2 and "field 'question': must not be empty" in one_line_error(r.err)
+
+    cases[0]["question"] = "ok?"
+    cases[1]["id"] = cases[0]["id"]
+    (project / "golden.json").write_text(json.dumps(cases))
+    r = cli("run", cwd=project)
+    assert r.code == 2 and "duplicate case id 'no-recovery-email'" in one_line_error(r.err)
+
+
+def test_malformed_baseline_is_reported_and_left_untouched(cli, project):
+    baseline = project / "baseline.json"
+    baseline.write_text('{"schema_version": 1,\n  "config": [\n')
+    before = baseline.read_bytes()
+    r = cli("run", "--save-baseline", cwd=project)
+    assert r.code == 2
+    line = one_line_error(r.err)
+    assert "baseline.json:3:" in line
+    assert baseline.read_bytes() == before
+
+
+def test_baseline_with_wrong_schema(cli, project):
+    (project / "baseline.json").write_text('{"schema_version": 99}')
+    r = cli("run", cwd=project)
+    assert r.code == 2
+    assert "schema_version 99" in one_line_error(r.err)
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "needle"),
+    [
+        ("--top-k", "0", "--top-k"),
+        ("--chunk-words", "-3", "--chunk-words"),
+        ("--min-score", "2", "--min-score"),
+    ],
+)
+def test_out_of_range_flags(cli, project, flag, value, needle):
+    before = (project / "baseline.json").read_bytes()
+    r = cli("run", flag, value, "--save-baseline", cwd=project)
+    assert r.code == 2
+    assert needle in one_line_error(r.err)
+    assert (project / "baseline.json").read_bytes() == before
+
+
+def test_no_project_here(cli, tmp_path):
+    r = cli("run", cwd=tmp_path)
+    assert r.code == 2
+    assert "no ragrail.toml in this folder" in one_line_error(r.err)
+
+
+def test_unknown_config_key(cli, project):
+    cfg = project / "ragrail.toml"
+    cfg.write_text(cfg.read_text().replace("top_k = 3", "topk = 3"))
+    r = cli("run", cwd=project)
+    assert r.code == 2
+    assert "unknown key 'pipeline.topk'" in one_line_error(r.err)
+
+
+def test_missing_docs_folder(cli, project):
+    shutil.rmtree(project / "docs")
+    r = cli("run", cwd=project)
+    assert r.code == 2
+    assert "documents folder not found" in one_line_error(r.err)
+
+
+def test_errors_in_a_real_shell_have_no_traceback(project):
+    r = run_shell("run", "--top-k", "0", cwd=project)
+    assert r.code == 2
+    one_line_error(r.err)
+    r = run_shell("run", "--golden", "nope.json", cwd=project)
+    assert r.code == 2
+    assert "nope.json: golden set not found" in one_line_error(r.err)

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from ragrail.compare import compare, config_changes
+from ragrail.results import CaseResult, RunConfig, RunResult, Totals, Trace
+from ragrail.run import compute_totals
+
+
+def case(cid: str, recall: float | None, passed: bool | None, problems=()) -> CaseResult:
+    return CaseResult(
+        id=cid,
+        question="q",
+        sources=["a"] if recall is not None else [],
+        facts=["f"] if recall is not None else [],
+        retrieval_hit=None if recall is None else recall > 0,
+        retrieval_recall=recall,
+        answer_pass=passed,
+        problems=list(problems),
+        trace=Trace(case_id=cid),
+    )
+
+
+def run(
+    cases: list[CaseResult], answerer: str = "standin", top_k: int = 3, model=None
+) -> RunResult:
+    cfg = RunConfig(
+        name="t",
+        chunking="chunks by section",
+        top_k=top_k,
+        min_score=0.2,
+        retriever="standin",
+        answerer=answerer,
+        answerer_label=answerer,
+        model=model,
+        n_chunks=1,
+        n_cases=len(cases),
+    )
+    return RunResult(config=cfg, totals=compute_totals(cases), cases=cases)
+
+
+def test_per_question_diff_catches_what_totals_hide():
+    base = run([case("a", 1.0, True), case("b", 1.0, False), case("c", 0.5, False)])
+    new = run([case("a", 1.0, False, ['missing "x"']), case("b", 1.0, True), case("c", 1.0, False)])
+    assert base.totals.answer_pass_rate == new.totals.answer_pass_rate
+    diff = compare(new, base)
+    assert [c.line() for c in diff.changes] == [
+        "fixed:  b: answer now passes",
+        "fixed:  c: retrieval 50% -> 100%",
+        'WORSE:  a: answer now fails, missing "x"',
+    ]
+    assert diff.regressed
+
+
+def test_any_recall_drop_is_worse_and_undefined_is_skipped():
+    base = run([case("a", 1.0, True), case("n", None, True)])
+    new = run([case("a", 0.5, True), case("n", None, True)])
+    diff = compare(new, base)
+    assert [c.line() for c in diff.changes] == ["WORSE:  a: retrieval 100% -> 50%"]
+
+
+def test_answers_from_another_answerer_are_not_compared():
+    base = run([case("a", 1.0, True)])
+    new = run([case("a", 0.0, False)], answerer="anthropic", model="claude-opus-5")
+    diff = compare(new, base)
+    assert not diff.answers_compared
+    assert "answers not compared" in diff.answers_note
+    assert [c.aspect for c in diff.changes] == ["retrieval"]
+
+
+def test_new_and_removed_cases_and_config_changes():
+    base = run([case("a", 1.0, True), case("gone", 1.0, True)])
+    new = run([case("a", 1.0, True), case("added", 0.0, False)], top_k=1)
+    diff = compare(new, base)
+    assert diff.new_cases == ["added"] and diff.removed_cases == ["gone"]
+    assert not diff.regressed
+    assert config_changes(base, new) == ["top_k 3 -> 1"]
+
+
+def test_totals_denominators():
+    cases = [
+        case("a", 1.0, True),
+        case("b", 0.5, False),
+        case("n", None, True),
+        case("e", 0.0, None),
+    ]
+    cases[3].trace.error = "boom"
+    t: Totals = compute_totals(cases)
+    assert t.n_retrieval == 3 and t.hit_rate == 2 / 3 and t.recall == 0.5
+    assert t.n_answers == 3 and t.answers_passed == 2 and t.n_errors == 1
