@@ -16,7 +16,15 @@ def case(cid: str, recall: float | None, passed: bool | None, problems=()) -> Ca
         answer_pass=passed,
         problems=list(problems),
         trace=Trace(case_id=cid),
+        answer_runs=0 if passed is None else 1,
+        answer_passes=1 if passed else 0,
     )
+
+
+def sampled(cid: str, passes: int, runs: int) -> CaseResult:
+    c = case(cid, 1.0, passes == runs, [] if passes == runs else ['missing "x"'])
+    c.answer_runs, c.answer_passes = runs, passes
+    return c
 
 
 def run(
@@ -86,3 +94,22 @@ def test_totals_denominators():
     t: Totals = compute_totals(cases)
     assert t.n_retrieval == 3 and t.hit_rate == 2 / 3 and t.recall == 0.5
     assert t.n_answers == 3 and t.answers_passed == 2 and t.n_errors == 1
+
+
+def test_fisher_matches_a_hand_computed_value():
+    from ragrail.compare import fisher_one_sided
+
+    # 5/5 vs 1/5: P(X >= 5) for the hypergeometric with 6 passes among 10, 5 drawn
+    # = C(6,5)*C(4,0)/C(10,5) = 6/252
+    assert abs(fisher_one_sided(5, 5, 1, 5) - 6 / 252) < 1e-12
+
+
+def test_repeated_samples_need_a_significant_drop():
+    base = run([sampled("a", 5, 5), sampled("b", 5, 5), sampled("c", 5, 5), sampled("d", 2, 5)])
+    new = run([sampled("a", 4, 5), sampled("b", 1, 5), sampled("c", 0, 5), sampled("d", 5, 5)])
+    lines = [c.line() for c in compare(new, base).changes]
+    # a: 5/5 -> 4/5 is noise (p = 0.5); b: p = 6/252 < 0.05; c: always -> never;
+    # d: 2/5 -> 5/5 gives p = 0.083, not enough to call it fixed.
+    assert len(lines) == 2
+    assert lines[0].startswith("WORSE:  b: answer pass rate 5/5 -> 1/5 (p=0.024)")
+    assert lines[1].startswith("WORSE:  c: answer pass rate 5/5 -> 0/5")

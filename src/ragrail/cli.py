@@ -64,31 +64,30 @@ class RunOptions:
     min_score: float | None
     save_baseline: bool
     json_path: Path | None
+    claude: bool
+    answerer: str | None
+    model: str | None
+    base_url: str | None
+    concurrency: int | None
+    timeout: float | None
+    max_retries: int | None
+    max_tokens: int | None
+    repeats: int | None
+    rerun_failures: int
+    no_cache: bool
+    dry_run: bool
 
 
 def run_options(func: Any) -> Any:
+    path = click.Path(path_type=Path)
     options = [
-        click.option(
-            "--config",
-            "-c",
-            type=click.Path(path_type=Path),
-            help="Project file (default: ./ragrail.toml).",
-        ),
-        click.option(
-            "--docs",
-            type=click.Path(path_type=Path),
-            help="Folder of documents (Markdown or text), overriding the config.",
-        ),
-        click.option(
-            "--golden",
-            "-g",
-            type=click.Path(path_type=Path),
-            help="Golden set file (JSON array or JSONL), overriding the config.",
-        ),
+        click.option("--config", "-c", type=path, help="Project file (default: ./ragrail.toml)."),
+        click.option("--docs", type=path, help="Folder of documents (Markdown or text)."),
+        click.option("--golden", "-g", type=path, help="Golden set file (JSON array or JSONL)."),
         click.option(
             "--baseline",
             "-b",
-            type=click.Path(path_type=Path),
+            type=path,
             help="Baseline to compare with and to --save-baseline to.",
         ),
         click.option(
@@ -118,9 +117,70 @@ def run_options(func: Any) -> Any:
         click.option(
             "--json",
             "json_path",
-            type=click.Path(path_type=Path),
+            type=path,
             metavar="PATH",
             help="Write the full results (every question, trace and score) as JSON.",
+        ),
+        click.option(
+            "--claude",
+            is_flag=True,
+            help="Real answers from Claude: --answerer anthropic --model claude-opus-5.",
+        ),
+        click.option(
+            "--answerer",
+            type=click.Choice(["standin", "anthropic", "openai"]),
+            help="Who answers: the offline stand-in (default), Claude, or any "
+            "OpenAI-compatible server.",
+        ),
+        click.option("--model", metavar="NAME", help="Model name for --answerer."),
+        click.option(
+            "--base-url",
+            metavar="URL",
+            help="API base URL (default: the SDK's, or ANTHROPIC_BASE_URL / OPENAI_BASE_URL).",
+        ),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help="Model calls in flight at once (default 8).",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0.001),
+            metavar="SECONDS",
+            help="Per-call timeout (default 60).",
+        ),
+        click.option(
+            "--max-retries",
+            type=click.IntRange(min=0),
+            metavar="N",
+            help="Retries of a failed call: 429, 529, 5xx, timeouts, dropped "
+            "connections (default 4).",
+        ),
+        click.option(
+            "--max-tokens",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help="Longest answer, in tokens (default 512).",
+        ),
+        click.option(
+            "--repeats",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help="Answer every question N times; cases that sometimes pass are flaky.",
+        ),
+        click.option(
+            "--rerun-failures",
+            type=click.IntRange(min=0),
+            default=0,
+            metavar="N",
+            help="After the run, answer each failing question N more times and print the answers.",
+        ),
+        click.option("--no-cache", is_flag=True, help="Call the model even for cached prompts."),
+        click.option(
+            "--dry-run",
+            is_flag=True,
+            help="Print the calls a model run would make and their estimated cost; send nothing.",
         ),
     ]
     for option in reversed(options):
@@ -136,7 +196,13 @@ def run(**kwargs: Any) -> int:
     Reads ./ragrail.toml (or --config); flags override it. Prints the scorecard,
     then the per-question diff against the baseline. Exits 1 when a question
     that passed in the baseline fails now (its retrieval recall dropped, or its
-    answer passed and now fails).
+    answer passed and now fails), 3 when a model call failed after its retries.
+
+    \b
+    Real answers (keys come from the environment only):
+      ragrail run --claude                                   # ANTHROPIC_API_KEY
+      ragrail run --answerer openai --model NAME --base-url URL   # OPENAI_API_KEY
+    Replies are cached in .ragrail/cache.sqlite: an unchanged re-run calls nothing.
     """
     return _run(RunOptions(**kwargs), example=None)
 
@@ -162,14 +228,44 @@ def demo(**kwargs: Any) -> int:
     return _run(opts, example="kitebase")
 
 
+def _answerer_spec(opts: RunOptions, project: Any) -> Any:
+    from ragrail.answerers import AnswererSpec
+    from ragrail.llm import CallSettings
+    from ragrail.pricing import Price
+
+    a = project.config.answerer
+    name = "anthropic" if opts.claude else (opts.answerer or a.name)
+    if opts.claude and opts.answerer not in (None, "anthropic"):
+        raise click.UsageError("--claude and --answerer openai contradict each other")
+    model = opts.model or ("claude-opus-5" if opts.claude else None) or a.model
+    if name != a.name and not opts.model and not opts.claude:
+        model = None  # the config's model belongs to the config's answerer
+    prices = {m: Price(p.input, p.output) for m, p in project.config.prices.items()}
+    spec = AnswererSpec(
+        name=name,
+        model=model,
+        base_url=opts.base_url or (a.base_url if name == a.name else None),
+        calls=CallSettings(
+            concurrency=opts.concurrency or a.concurrency,
+            timeout=opts.timeout or a.timeout,
+            max_retries=a.max_retries if opts.max_retries is None else opts.max_retries,
+            max_tokens=opts.max_tokens or a.max_tokens,
+            temperature=a.temperature,
+        ),
+        cache_path=None if opts.no_cache else project.state_dir / "cache.sqlite",
+    )
+    spec.prices.update(prices)
+    return spec
+
+
 def _run(opts: RunOptions, example: str | None) -> int:
-    from ragrail.answerers import StandinAnswerer
-    from ragrail.compare import compare
+    from ragrail.answerers import build_answerer, plan_calls
     from ragrail.golden import load_golden
     from ragrail.pipeline import Pipeline, PipelineSettings
-    from ragrail.reports.terminal import diff_text, scorecard
+    from ragrail.reports.progress import call_progress
+    from ragrail.reports.terminal import diff_text, plan_text, reruns_text, scorecard
     from ragrail.results import load_run
-    from ragrail.run import evaluate
+    from ragrail.run import evaluate, rerun_failures
 
     project = _project(opts.config, example)
     cfg = project.config
@@ -183,15 +279,46 @@ def _run(opts: RunOptions, example: str | None) -> int:
         min_score=pipe.min_score if opts.min_score is None else opts.min_score,
         retriever=pipe.retriever,
     )
-    if cfg.answerer.name != "standin":
-        raise InputError(f"unknown answerer {cfg.answerer.name!r}", str(project.config_path))
+    spec = _answerer_spec(opts, project)
+    repeats = opts.repeats or cfg.answerer.repeats
     # Read every input before any work, so a bad file fails fast and nothing is written.
     golden = load_golden(opts.golden or project.golden)
     baseline = load_run(baseline_path) if baseline_path.is_file() else None
     pipeline = Pipeline(settings)
-    result = evaluate(cfg.name, golden, pipeline, StandinAnswerer())
+
+    if opts.dry_run:
+        if not spec.uses_model:
+            raise click.UsageError("--dry-run needs a model answerer (--claude or --answerer)")
+        ids, questions = [c.id for c in golden.cases], [c.question for c in golden.cases]
+        traces = pipeline.prepare(ids, questions)
+        prompts = [(r.prompt, r.repeat) for r in pipeline.requests(traces, questions, repeats)]
+        plan = plan_calls(spec, prompts)
+        skipped = sum(1 for t in traces if t.prompt is None)
+        click.echo(plan_text(plan, len(golden.cases), skipped))
+        return EXIT_OK
+
+    n_calls = repeats * len(golden.cases)
+    with call_progress(n_calls, f"answering ({spec.name})") as on_result:
+        answerer = build_answerer(spec, on_result)
+        try:
+            result = evaluate(cfg.name, golden, pipeline, answerer, repeats)
+        except KeyboardInterrupt:
+            usage = getattr(answerer, "usage", None)
+            done = f"{usage.calls} calls finished" if usage else "finished calls"
+            where = f" and are cached in {spec.cache_path}" if spec.cache_path else ""
+            click.echo(
+                f"ragrail: interrupted: {done}{where}; run the same command again to resume "
+                "(cached answers are reused, so only the rest is called)",
+                err=True,
+            )
+            return 130
 
     click.echo(scorecard(result))
+    if opts.rerun_failures and spec.uses_model:
+        reruns = rerun_failures(result, golden, pipeline, answerer, opts.rerun_failures)
+        if reruns:
+            click.echo()
+            click.echo(reruns_text(reruns))
     diff = None
     if baseline is not None:
         from ragrail.compare import compare
@@ -204,12 +331,19 @@ def _run(opts: RunOptions, example: str | None) -> int:
     if opts.json_path:
         result.save(opts.json_path)
         click.echo(f"Wrote results to {opts.json_path}")
+    if result.totals.n_errors:
+        click.echo(
+            f"ragrail: {result.totals.n_errors} question(s) have failed model calls "
+            "(shown as ERROR above); exit 3",
+            err=True,
+        )
+        if opts.save_baseline:
+            click.echo("ragrail: not saving a baseline from a run with errors", err=True)
+        return EXIT_SYSTEM
     if opts.save_baseline:
         result.save(baseline_path)
         click.echo(f"Saved baseline to {baseline_path}: commit it with the change it accepts.")
         return EXIT_OK
-    if result.totals.n_errors:
-        return EXIT_SYSTEM
     return EXIT_REGRESSION if diff is not None and diff.regressed else EXIT_OK
 
 

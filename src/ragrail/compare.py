@@ -78,12 +78,50 @@ def _retrieval_change(old: CaseResult, new: CaseResult) -> Change | None:
     return Change(new.id, kind, "retrieval", detail)
 
 
+SIGNIFICANCE = 0.05
+
+
+def fisher_one_sided(better_pass: int, better_runs: int, worse_pass: int, worse_runs: int) -> float:
+    """p-value of a one-sided Fisher exact test that the first pass rate exceeds the second.
+
+    Table [[better_pass, better_fail], [worse_pass, worse_fail]], alternative "greater".
+    """
+    from scipy.stats import fisher_exact
+
+    table = [[better_pass, better_runs - better_pass], [worse_pass, worse_runs - worse_pass]]
+    return float(fisher_exact(table, alternative="greater").pvalue)
+
+
 def _answer_change(old: CaseResult, new: CaseResult) -> Change | None:
-    if old.answer_pass is None or new.answer_pass is None or old.answer_pass == new.answer_pass:
+    """Single answers: pass -> fail is WORSE, fail -> pass is fixed.
+
+    Repeated answers (either side sampled more than once) are samples, so a
+    drop in pass rate is WORSE only when it is unlikely to be noise: a
+    one-sided Fisher exact test on the pass/fail counts gives p < 0.05, or the
+    case always passed before and never passes now. ``fixed`` mirrors it.
+    """
+    if not old.answer_runs or not new.answer_runs:
         return None
-    if new.answer_pass:
-        return Change(new.id, "fixed", "answer", "answer now passes")
-    return Change(new.id, "WORSE", "answer", f"answer now fails, {'; '.join(new.problems)}")
+    a, n = (old.answer_passes, old.answer_runs), (new.answer_passes, new.answer_runs)
+    old_rate, new_rate = a[0] / a[1], n[0] / n[1]
+    if old_rate == new_rate:
+        return None
+    if a[1] == 1 and n[1] == 1:
+        if new.answer_pass:
+            return Change(new.id, "fixed", "answer", "answer now passes")
+        return Change(new.id, "WORSE", "answer", f"answer now fails, {'; '.join(new.problems)}")
+    rates = f"answer pass rate {a[0]}/{a[1]} -> {n[0]}/{n[1]}"
+    if new_rate < old_rate:
+        p = fisher_one_sided(*a, *n)
+        if p < SIGNIFICANCE or (a[0] == a[1] and n[0] == 0):
+            return Change(
+                new.id, "WORSE", "answer", f"{rates} (p={p:.3f}), {'; '.join(new.problems)}"
+            )
+        return None
+    p = fisher_one_sided(*n, *a)
+    if p < SIGNIFICANCE or (a[0] == 0 and n[0] == n[1]):
+        return Change(new.id, "fixed", "answer", f"{rates} (p={p:.3f})")
+    return None
 
 
 def compare(run: RunResult, baseline: RunResult) -> Diff:
@@ -94,9 +132,8 @@ def compare(run: RunResult, baseline: RunResult) -> Diff:
     note = None
     if not same_answerer:
         note = (
-            f"answers not compared: the baseline's come from {baseline.config.answerer_label}"
-            f"{_model(baseline)}, this run's from {run.config.answerer_label}{_model(run)}"
-            " (retrieval is still compared)"
+            f"answers not compared: the baseline's answers come from "
+            f"{_who(baseline)}, this run's from {_who(run)}; retrieval is still compared"
         )
     diff = Diff(
         baseline=baseline,
@@ -129,5 +166,6 @@ def compare(run: RunResult, baseline: RunResult) -> Diff:
     return diff
 
 
-def _model(run: RunResult) -> str:
-    return f" ({run.config.model})" if run.config.model else ""
+def _who(run: RunResult) -> str:
+    c = run.config
+    return f"{c.answerer} {c.model}" if c.model else c.answerer

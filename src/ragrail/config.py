@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -32,7 +33,22 @@ class PipelineConfig(BaseModel):
 class AnswererConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = "standin"
+    name: Literal["standin", "anthropic", "openai"] = "standin"
+    model: str | None = None
+    base_url: str | None = None
+    concurrency: int = Field(default=8, ge=1)
+    timeout: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    max_tokens: int = Field(default=512, ge=1)
+    temperature: float | None = Field(default=None, ge=0.0)
+    repeats: int = Field(default=1, ge=1)
+
+
+class PriceConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0.0, description="USD per million input tokens")
+    output: float = Field(ge=0.0, description="USD per million output tokens")
 
 
 class ProjectConfig(BaseModel):
@@ -47,6 +63,7 @@ class ProjectConfig(BaseModel):
     baseline: str = "baseline.json"
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     answerer: AnswererConfig = Field(default_factory=AnswererConfig)
+    prices: dict[str, PriceConfig] = Field(default_factory=dict)
 
 
 class Project(BaseModel):
@@ -69,6 +86,17 @@ class Project(BaseModel):
     @property
     def baseline(self) -> Path:
         return self.root / self.config.baseline
+
+    @property
+    def state_dir(self) -> Path:
+        """Where the cache and run history live: ``.ragrail/`` beside the project file.
+
+        A bundled example lives inside the installed package, so its state goes
+        in the current folder instead.
+        """
+        if self.root.resolve().is_relative_to(EXAMPLES_DIR.resolve()):
+            return Path.cwd() / ".ragrail"
+        return self.root / ".ragrail"
 
 
 def load_config(path: Path) -> Project:

@@ -9,7 +9,7 @@ from pathlib import Path
 from ragrail.answerers.base import NO_CONTEXT_ANSWER, Answerer, AnswerRequest
 from ragrail.corpus import Chunk, describe_chunking, load_documents, make_chunks
 from ragrail.prompt import DEFAULT_TEMPLATE, build_prompt, estimate_tokens
-from ragrail.results import RetrievedChunk, Trace
+from ragrail.results import RetrievedChunk, Sample, Trace
 from ragrail.retrieval import StandinRetriever
 
 DEFAULT_TOP_K = 3
@@ -57,33 +57,62 @@ class Pipeline:
             for row in hits
         ]
 
-    def run(self, ids: Sequence[str], questions: Sequence[str], answerer: Answerer) -> list[Trace]:
-        """Retrieve for every question, then answer those with context.
+    def prepare(self, ids: Sequence[str], questions: Sequence[str]) -> list[Trace]:
+        """Retrieve for every question and build the prompts; answer nothing yet.
 
-        A question whose search returns nothing never reaches the answerer:
-        the bot says it doesn't know, as the product would.
+        A question whose search returns nothing gets no prompt: it never
+        reaches the answerer, and the bot says it doesn't know, as the
+        product would.
         """
-        retrieved = self.retrieve(questions)
         traces: list[Trace] = []
-        requests: list[AnswerRequest] = []
-        slots: list[int] = []
-        for case_id, question, ctx in zip(ids, questions, retrieved, strict=True):
+        for case_id, question, ctx in zip(ids, questions, self.retrieve(questions), strict=True):
             trace = Trace(case_id=case_id, retrieved=ctx)
             if ctx:
                 chunks = [Chunk(id=c.id, source=c.source, text=c.text) for c in ctx]
-                prompt = build_prompt(
+                trace.prompt = build_prompt(
                     question, chunks, self.settings.product, self.settings.template
                 )
-                trace.prompt = prompt
-                trace.prompt_tokens = estimate_tokens(prompt)
-                requests.append(AnswerRequest(case_id, question, prompt, chunks))
-                slots.append(len(traces))
+                trace.prompt_tokens = estimate_tokens(trace.prompt)
             else:
                 trace.answer = NO_CONTEXT_ANSWER
             traces.append(trace)
-        for slot, result in zip(slots, answerer.answer_all(requests), strict=True):
-            trace = traces[slot]
-            trace.answer = result.answer
-            trace.error = result.error
-            trace.latency_ms = result.latency_ms
+        return traces
+
+    @staticmethod
+    def requests(
+        traces: Sequence[Trace], questions: Sequence[str], repeats: int = 1, first_repeat: int = 0
+    ) -> list[AnswerRequest]:
+        """One request per prompt and repeat, in case order."""
+        out = []
+        for trace, question in zip(traces, questions, strict=True):
+            if trace.prompt is None:
+                continue
+            chunks = [Chunk(id=c.id, source=c.source, text=c.text) for c in trace.retrieved]
+            for r in range(first_repeat, first_repeat + repeats):
+                out.append(AnswerRequest(trace.case_id, question, trace.prompt, chunks, r))
+        return out
+
+    def run(
+        self, ids: Sequence[str], questions: Sequence[str], answerer: Answerer, repeats: int = 1
+    ) -> list[Trace]:
+        """Retrieve, build prompts, then answer each prompt ``repeats`` times."""
+        traces = self.prepare(ids, questions)
+        requests = self.requests(traces, questions, repeats)
+        by_id = {t.case_id: t for t in traces}
+        for req, result in zip(requests, answerer.answer_all(requests), strict=True):
+            trace = by_id[req.case_id]
+            if req.repeat == 0:
+                trace.answer = result.answer
+                trace.error = result.error
+                trace.latency_ms = result.latency_ms
+                trace.usage = result.usage
+            else:
+                trace.samples.append(
+                    Sample(
+                        answer=result.answer,
+                        error=result.error,
+                        latency_ms=result.latency_ms,
+                        usage=result.usage,
+                    )
+                )
         return traces

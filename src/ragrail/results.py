@@ -30,6 +30,25 @@ class RetrievedChunk(_Model):
     text: str
 
 
+class CallUsage(_Model):
+    """One model call as the API reported it (tokens from its usage fields)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    cached: bool = False
+    attempts: int = 0
+
+
+class Sample(_Model):
+    """A further answer to the same prompt (``--repeats``)."""
+
+    answer: str | None = None
+    error: str | None = None
+    latency_ms: float = 0.0
+    usage: CallUsage | None = None
+
+
 class Trace(_Model):
     """What the system under test did for one question."""
 
@@ -40,6 +59,15 @@ class Trace(_Model):
     answer: str | None = None
     error: str | None = None
     latency_ms: float = 0.0
+    usage: CallUsage | None = None
+    samples: list[Sample] = Field(default_factory=list)
+
+    def all_samples(self) -> list[Sample]:
+        """The first answer and every repeat, in order."""
+        first = Sample(
+            answer=self.answer, error=self.error, latency_ms=self.latency_ms, usage=self.usage
+        )
+        return [first, *self.samples]
 
 
 class CaseResult(_Model):
@@ -52,12 +80,23 @@ class CaseResult(_Model):
     retrieval_hit: bool | None = None
     retrieval_recall: float | None = None
     answer_pass: bool | None = None
+    answer_runs: int = 0  # answers scored (1, or N with --repeats)
+    answer_passes: int = 0
     problems: list[str] = Field(default_factory=list)
     trace: Trace
 
     @property
     def errored(self) -> bool:
-        return self.trace.error is not None
+        return any(s.error is not None for s in self.trace.all_samples())
+
+    @property
+    def answer_pass_rate(self) -> float | None:
+        return self.answer_passes / self.answer_runs if self.answer_runs else None
+
+    @property
+    def flaky(self) -> bool:
+        """Some repeats pass and some fail."""
+        return 0 < self.answer_passes < self.answer_runs
 
 
 class RunConfig(_Model):
@@ -72,6 +111,7 @@ class RunConfig(_Model):
     answerer: str
     answerer_label: str
     model: str | None = None
+    repeats: int = 1
     n_chunks: int
     n_cases: int
 
@@ -88,7 +128,21 @@ class Totals(_Model):
     answers_passed: int
     answer_pass_rate: float | None
     n_errors: int
+    n_flaky: int = 0
     prompt_tokens_mean: float | None
+
+
+class Usage(_Model):
+    """Model calls of a run: made, served from the cache, failed; tokens and cost."""
+
+    calls: int = 0
+    cached: int = 0
+    errors: int = 0
+    retries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0  # None when a model has no known price
+    cached_cost_usd: float | None = 0.0
 
 
 class RunResult(_Model):
@@ -97,6 +151,7 @@ class RunResult(_Model):
     created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     config: RunConfig
     totals: Totals
+    usage: Usage | None = None  # None when no model was called (the stand-in)
     cases: list[CaseResult]
 
     def case(self, case_id: str) -> CaseResult | None:

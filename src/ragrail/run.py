@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ragrail.answerers.base import Answerer
 from ragrail.golden import Case, GoldenSet
 from ragrail.pipeline import Pipeline
-from ragrail.results import CaseResult, RunConfig, RunResult, Totals, Trace
+from ragrail.results import CaseResult, RunConfig, RunResult, Totals, Trace, Usage
 from ragrail.scoring import retrieval as rs
 from ragrail.scoring.answers import check_answer
 
@@ -26,10 +26,17 @@ def score_case(case: Case, trace: Trace) -> CaseResult:
         retrieval_recall=rs.recall(found, case.facts),
         trace=trace,
     )
-    if trace.error is None and trace.answer is not None:
+    if not result.errored and trace.answer is not None:
         given = {c.id for c in trace.retrieved}
-        result.problems = check_answer(case.facts, case.sources, trace.answer, given)
-        result.answer_pass = not result.problems
+        verdicts = [
+            check_answer(case.facts, case.sources, s.answer or "", given)
+            for s in trace.all_samples()
+        ]
+        result.answer_runs = len(verdicts)
+        result.answer_passes = sum(1 for problems in verdicts if not problems)
+        result.answer_pass = result.answer_passes == result.answer_runs
+        # With repeats, show why the first failing answer failed.
+        result.problems = next((p for p in verdicts if p), [])
     return result
 
 
@@ -46,18 +53,20 @@ def compute_totals(cases: Sequence[CaseResult]) -> Totals:
     tokens = mean over cases that built a prompt.
     """
     with_facts = [c for c in cases if c.retrieval_recall is not None]
-    answered = [c for c in cases if c.answer_pass is not None]
-    passed = sum(1 for c in answered if c.answer_pass)
+    answered = [c for c in cases if c.answer_runs]
+    runs = sum(c.answer_runs for c in answered)
+    passed = sum(c.answer_passes for c in answered)
     tokens = [c.trace.prompt_tokens for c in cases if c.trace.prompt_tokens is not None]
     return Totals(
         n_cases=len(cases),
         n_retrieval=len(with_facts),
         hit_rate=_mean([1.0 if c.retrieval_hit else 0.0 for c in with_facts]),
         recall=_mean([c.retrieval_recall for c in with_facts if c.retrieval_recall is not None]),
-        n_answers=len(answered),
+        n_answers=runs,
         answers_passed=passed,
-        answer_pass_rate=passed / len(answered) if answered else None,
+        answer_pass_rate=passed / runs if runs else None,
         n_errors=sum(1 for c in cases if c.errored),
+        n_flaky=sum(1 for c in cases if c.flaky),
         prompt_tokens_mean=_mean([float(t) for t in tokens]),
     )
 
@@ -75,12 +84,22 @@ def rescore(run: RunResult, cases: Sequence[Case]) -> RunResult:
     return score_run(run.config, kept, traces)
 
 
-def evaluate(name: str, golden: GoldenSet, pipeline: Pipeline, answerer: Answerer) -> RunResult:
+def evaluate(
+    name: str, golden: GoldenSet, pipeline: Pipeline, answerer: Answerer, repeats: int = 1
+) -> RunResult:
     """Run every golden case through the pipeline and score the traces."""
     cases = golden.cases
-    traces = pipeline.run([c.id for c in cases], [c.question for c in cases], answerer)
+    traces = pipeline.run([c.id for c in cases], [c.question for c in cases], answerer, repeats)
+    result = score_run(run_config(name, pipeline, answerer, len(cases), repeats), cases, traces)
+    result.usage = usage_of(answerer)
+    return result
+
+
+def run_config(
+    name: str, pipeline: Pipeline, answerer: Answerer, n_cases: int, repeats: int = 1
+) -> RunConfig:
     s = pipeline.settings
-    config = RunConfig(
+    return RunConfig(
         name=name,
         chunking=s.chunking,
         chunk_words=s.chunk_words or None,
@@ -90,7 +109,51 @@ def evaluate(name: str, golden: GoldenSet, pipeline: Pipeline, answerer: Answere
         answerer=answerer.name,
         answerer_label=answerer.label,
         model=answerer.model,
+        repeats=repeats,
         n_chunks=len(pipeline.chunks),
-        n_cases=len(cases),
+        n_cases=n_cases,
     )
-    return score_run(config, cases, traces)
+
+
+def usage_of(answerer: Answerer) -> Usage | None:
+    """The call totals of an answerer that calls a model; None for the stand-in."""
+    totals = getattr(answerer, "usage", None)
+    if totals is None:
+        return None
+    return Usage(
+        calls=totals.calls,
+        cached=totals.cached,
+        errors=totals.errors,
+        retries=totals.retries,
+        input_tokens=totals.input_tokens,
+        output_tokens=totals.output_tokens,
+        cost_usd=totals.cost_usd if totals.priced else None,
+        cached_cost_usd=totals.cached_cost_usd if totals.priced else None,
+    )
+
+
+def rerun_failures(
+    result: RunResult, golden: GoldenSet, pipeline: Pipeline, answerer: Answerer, times: int
+) -> dict[str, list[tuple[str | None, str | None, list[str]]]]:
+    """Answer each failing case ``times`` more times, with fresh repeat indexes
+    (so the cache does not hand back the same answer), and check each answer.
+
+    Returns case id -> [(answer, error, problems)], for a person to read.
+    """
+    failing = [c for c in result.cases if c.answer_runs and not c.answer_pass]
+    if not failing or times < 1:
+        return {}
+    by_id = {c.id: c for c in golden.cases}
+    traces = [c.trace for c in failing]
+    questions = [c.question for c in failing]
+    first = result.config.repeats
+    requests = pipeline.requests(traces, questions, repeats=times, first_repeat=first)
+    out: dict[str, list[tuple[str | None, str | None, list[str]]]] = {c.id: [] for c in failing}
+    for req, res in zip(requests, answerer.answer_all(requests), strict=True):
+        case = by_id[req.case_id]
+        given = {c.id for c in req.chunks}
+        problems = (
+            [] if res.error else check_answer(case.facts, case.sources, res.answer or "", given)
+        )
+        out[req.case_id].append((res.answer, res.error, problems))
+    return out

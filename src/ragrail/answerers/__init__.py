@@ -2,7 +2,134 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from pathlib import Path
+
 from ragrail.answerers.base import Answerer, AnswerRequest, AnswerResult
 from ragrail.answerers.standin import StandinAnswerer
+from ragrail.errors import InputError
+from ragrail.llm import CallSettings, ProgressFn
+from ragrail.pricing import DEFAULT_PRICES, Price
 
-__all__ = ["AnswerRequest", "AnswerResult", "Answerer", "StandinAnswerer"]
+__all__ = [
+    "MODEL_ANSWERERS",
+    "AnswerRequest",
+    "AnswerResult",
+    "Answerer",
+    "AnswererSpec",
+    "StandinAnswerer",
+    "build_answerer",
+]
+
+MODEL_ANSWERERS = ("anthropic", "openai")
+
+
+@dataclass
+class AnswererSpec:
+    """Which answerer to use and how to call it."""
+
+    name: str = "standin"
+    model: str | None = None
+    base_url: str | None = None
+    calls: CallSettings = field(default_factory=CallSettings)
+    prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    cache_path: Path | None = None  # None: no cache
+
+    @property
+    def uses_model(self) -> bool:
+        return self.name in MODEL_ANSWERERS
+
+    def price(self, model: str | None) -> Price | None:
+        return self.prices.get(model or "")
+
+
+def build_answerer(spec: AnswererSpec, on_result: ProgressFn | None = None) -> Answerer:
+    """The stand-in, or a model answerer wired to the shared call layer.
+
+    Fails (InputError) before any work when a needed API key is missing.
+    """
+    if spec.name == "standin":
+        return StandinAnswerer()
+    if not spec.uses_model:
+        raise InputError(f"unknown answerer {spec.name!r}; choose standin, anthropic or openai")
+    from ragrail.answerers.model import ModelAnswerer
+    from ragrail.cache import ResponseCache
+    from ragrail.llm import CallLayer
+    from ragrail.providers import make_provider
+
+    provider = make_provider(spec.name, spec.model, spec.base_url, spec.calls.timeout)
+    cache = ResponseCache(spec.cache_path) if spec.cache_path is not None else None
+    layer = CallLayer(
+        provider=provider,
+        settings=spec.calls,
+        cache=cache,
+        price=spec.price(provider.model),
+        on_result=on_result,
+    )
+    return ModelAnswerer(layer)
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """What a run would send to a model: for --dry-run, which calls nothing."""
+
+    provider: str
+    model: str
+    base_url: str | None
+    calls: int  # requests that would go to the API
+    cached: int  # requests the cache would answer
+    input_tokens: int  # estimated from the prompts' length
+    typical_output_tokens: int
+    max_output_tokens: int
+    price: Price | None
+
+    def cost(self, output_tokens_each: int) -> float | None:
+        from ragrail.pricing import cost_usd
+
+        return cost_usd(self.price, self.input_tokens, output_tokens_each * self.calls)
+
+
+TYPICAL_OUTPUT_TOKENS = (
+    150  # a short help-center answer; the dry run also shows the max_tokens bound
+)
+
+
+def plan_calls(spec: AnswererSpec, prompts: list[tuple[str, int]]) -> CallPlan:
+    """Count the calls ``(prompt, repeat)`` pairs would make, and estimate their cost.
+
+    Needs no API key and sends nothing.
+    """
+    import os
+
+    from ragrail.cache import ResponseCache, cache_key
+    from ragrail.prompt import estimate_tokens
+    from ragrail.providers import BASE_URL_VARS, DEFAULT_MODELS
+
+    model = spec.model or DEFAULT_MODELS.get(spec.name)
+    if not model:
+        raise InputError(f"--answerer {spec.name} needs --model NAME")
+    base_url = spec.base_url or os.environ.get(BASE_URL_VARS[spec.name])
+    cache = None
+    if spec.cache_path is not None and spec.cache_path.exists():
+        cache = ResponseCache(spec.cache_path)
+    to_call = []
+    cached = 0
+    for prompt, repeat in prompts:
+        key = cache_key(spec.name, base_url, model, prompt, spec.calls.params(), repeat)
+        if cache is not None and cache.get(key) is not None:
+            cached += 1
+        else:
+            to_call.append(prompt)
+    if cache is not None:
+        cache.close()
+    return CallPlan(
+        provider=spec.name,
+        model=model,
+        base_url=base_url,
+        calls=len(to_call),
+        cached=cached,
+        input_tokens=sum(estimate_tokens(p) for p in to_call),
+        typical_output_tokens=min(TYPICAL_OUTPUT_TOKENS, spec.calls.max_tokens),
+        max_output_tokens=spec.calls.max_tokens,
+        price=spec.price(model),
+    )

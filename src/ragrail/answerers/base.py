@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from ragrail.corpus import Chunk
+from ragrail.results import CallUsage
 
 NO_CONTEXT_ANSWER = "I don't know: the help center doesn't cover this. Please contact support."
 
@@ -17,6 +18,7 @@ class AnswerRequest:
     question: str
     prompt: str
     chunks: Sequence[Chunk]
+    repeat: int = 0  # 0 for the first answer; 1..N-1 for --repeats and reruns
 
 
 @dataclass
@@ -24,7 +26,7 @@ class AnswerResult:
     answer: str | None
     error: str | None = None
     latency_ms: float = 0.0
-    extra: dict[str, object] = field(default_factory=dict)
+    usage: CallUsage | None = None  # None for answerers that call no model
 
 
 class Answerer(Protocol):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 
+from ragrail.answerers import CallPlan
 from ragrail.compare import Diff, pct
 from ragrail.results import CaseResult, RunResult
 
@@ -54,9 +55,22 @@ def retrieval_label(case: CaseResult) -> str:
 def answer_label(case: CaseResult) -> str:
     if case.errored:
         return "ERROR"
-    if case.answer_pass is None:
+    if not case.answer_runs:
         return "-"
+    if case.answer_runs > 1:
+        return f"{case.answer_passes}/{case.answer_runs}"
     return "pass" if case.answer_pass else "FAIL"
+
+
+def answer_reason(case: CaseResult) -> str:
+    if case.errored:
+        errors = [s.error for s in case.trace.all_samples() if s.error]
+        return errors[0] or ""
+    reason = "; ".join(case.problems)
+    if case.flaky:
+        rate = pct(case.answer_pass_rate)
+        return f"flaky ({rate} pass); {reason}" if reason else f"flaky ({rate} pass)"
+    return reason
 
 
 def header(run: RunResult) -> list[str]:
@@ -73,10 +87,12 @@ def scorecard(run: RunResult) -> str:
     lines = [*header(run), ""]
     id_width = max([len("question"), *(len(c.id) for c in run.cases)]) + 2
     lines.append(f"  {'question':<{id_width}}{'retrieval':<11}answer")
-    indent = 2 + id_width + 11 + 6
+    # "FAIL  reason" as in a plain run; wider when ERROR or "10/10" labels appear
+    answer_width = max([4, *(len(answer_label(c)) for c in run.cases)]) + 2
+    indent = 2 + id_width + 11 + answer_width
     for case in run.cases:
-        head = f"  {case.id:<{id_width}}{retrieval_label(case):<11}{answer_label(case):<6}"
-        reason = case.trace.error if case.errored else "; ".join(case.problems)
+        head = f"  {case.id:<{id_width}}{retrieval_label(case):<11}{answer_label(case):<{answer_width}}"
+        reason = answer_reason(case)
         if not reason:
             lines.append(head.rstrip())
             continue
@@ -94,13 +110,37 @@ def totals_lines(run: RunResult) -> list[str]:
         f"      ({t.n_retrieval} questions with facts)",
         f"  answers pass {pct(t.answer_pass_rate):>4}      ({t.answers_passed} of {t.n_answers})",
     ]
+    if t.n_flaky:
+        out.append(f"  flaky        {t.n_flaky:>4}      (questions whose repeats disagree)")
     if t.n_errors:
         out.append(
-            f"  errors       {t.n_errors:>4}      (calls that failed; not counted as passes)"
+            f"  errors       {t.n_errors:>4}      (failed calls: never passes, never dropped)"
         )
     if t.prompt_tokens_mean is not None:
         out.append(f"  prompt       ~{round(t.prompt_tokens_mean)} tokens per question")
+    if run.usage is not None:
+        out.extend(usage_lines(run))
     return out
+
+
+def money(value: float | None) -> str:
+    if value is None:
+        return "unknown (no price for this model: add [prices] to the config)"
+    return f"${value:.4f}"
+
+
+def usage_lines(run: RunResult) -> list[str]:
+    u = run.usage
+    assert u is not None
+    retries = f", {u.retries} retries" if u.retries else ""
+    lines = [
+        f"  calls        {u.calls} made, {u.cached} cached, {u.errors} failed{retries}",
+        f"  tokens       {u.input_tokens:,} in, {u.output_tokens:,} out (the API's usage counts)",
+        f"  cost         {money(u.cost_usd)}",
+    ]
+    if u.cached and u.cached_cost_usd:
+        lines[-1] += f" (cached answers: {money(u.cached_cost_usd)} when first made)"
+    return lines
 
 
 def _moved(old: str, new: str) -> str:
@@ -137,4 +177,46 @@ def diff_text(diff: Diff) -> str:
         )
     else:
         lines.append("No regressions.")
+    return "\n".join(lines)
+
+
+def plan_text(plan: CallPlan, n_cases: int, skipped: int) -> str:
+    """The --dry-run report: what would be sent and what it would cost."""
+    typical = plan.cost(plan.typical_output_tokens)
+    worst = plan.cost(plan.max_output_tokens)
+    where = f" at {plan.base_url}" if plan.base_url else ""
+    lines = [
+        f"Dry run: nothing is sent. {plan.provider} {plan.model}{where}",
+        f"  questions    {n_cases} ({skipped} never reach the model: search returned nothing)",
+        f"  calls        {plan.calls} to make, {plan.cached} answered from the cache",
+        f"  input        ~{plan.input_tokens:,} tokens (estimated from the prompts)",
+        f"  output       ~{plan.typical_output_tokens} tokens per call assumed, "
+        f"at most {plan.max_output_tokens} (max_tokens)",
+    ]
+    if typical is None:
+        lines.append(f"  cost         {money(None)}")
+    else:
+        lines.append(f"  cost         ~{money(typical)} (at most {money(worst)})")
+    return "\n".join(lines)
+
+
+def reruns_text(reruns: dict[str, list[tuple[str | None, str | None, list[str]]]]) -> str:
+    """--rerun-failures: each failing question's extra answers, to read by eye."""
+    lines = ["Re-runs of failing questions (read them: is the failure real?):"]
+    for case_id, samples in reruns.items():
+        passed = sum(1 for _, err, problems in samples if err is None and not problems)
+        lines.append(f"  {case_id}: {passed} of {len(samples)} re-runs pass")
+        for i, (answer, error, problems) in enumerate(samples, start=1):
+            verdict = (
+                f"ERROR {error}"
+                if error
+                else ("pass" if not problems else "FAIL " + "; ".join(problems))
+            )
+            lines.append(f"    #{i} {verdict}")
+            body = (answer or "").strip().replace("\n", " ")
+            lines.extend(
+                textwrap.wrap(
+                    body, WIDTH - 8, initial_indent="       ", subsequent_indent="       "
+                )
+            )
     return "\n".join(lines)

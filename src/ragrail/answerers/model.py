@@ -1,0 +1,46 @@
+"""Real answers from a model, through the shared call layer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragrail.answerers.base import AnswerRequest, AnswerResult
+from ragrail.llm import CallLayer, CallRequest, UsageTotals
+from ragrail.results import CallUsage
+
+LABELS = {
+    "anthropic": "Claude (Anthropic Messages API)",
+    "openai": "OpenAI-compatible server",
+}
+
+
+class ModelAnswerer:
+    """Sends the bot's prompt to a model; one call per prompt and repeat."""
+
+    def __init__(self, layer: CallLayer) -> None:
+        self.layer = layer
+        self.name = layer.provider.name
+        self.label = LABELS.get(self.name, self.name)
+        self.model: str | None = layer.provider.model
+
+    @property
+    def usage(self) -> UsageTotals:
+        return self.layer.usage
+
+    def answer_all(self, requests: Sequence[AnswerRequest]) -> list[AnswerResult]:
+        calls = [CallRequest(prompt=r.prompt, repeat=r.repeat, tag=r.case_id) for r in requests]
+        out = []
+        for res in self.layer.run(calls):
+            usage = CallUsage(
+                input_tokens=res.input_tokens,
+                output_tokens=res.output_tokens,
+                cost_usd=res.cost_usd,
+                cached=res.cached,
+                attempts=res.attempts,
+            )
+            out.append(
+                AnswerResult(
+                    answer=res.text, error=res.error, latency_ms=res.latency_ms, usage=usage
+                )
+            )
+        return out

@@ -1,0 +1,112 @@
+"""The response cache: SQLite under ``.ragrail/`` in the project folder.
+
+Keyed on everything that can change a reply: provider, base URL, model, the
+full prompt, the call parameters and the repeat index. An unchanged re-run
+makes no calls. Each reply is committed as it arrives, so an interrupted run
+keeps what finished. A cache file that SQLite cannot read is moved aside
+with a warning, never a crash. No API key is ever part of a key or a row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    reply TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+def cache_key(
+    provider: str,
+    base_url: str | None,
+    model: str,
+    prompt: str,
+    params: dict[str, Any],
+    repeat: int,
+) -> str:
+    payload = json.dumps(
+        {
+            "provider": provider,
+            "base_url": base_url or "",
+            "model": model,
+            "prompt": prompt,
+            "params": params,
+            "repeat": repeat,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    writes: int = 0
+
+
+class ResponseCache:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.stats = CacheStats()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db.execute(SCHEMA)
+            db.execute("SELECT count(*) FROM responses").fetchone()
+            return db
+        except sqlite3.DatabaseError as exc:
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
+            self.path.replace(aside)
+            warnings.warn(
+                f"the response cache {self.path} could not be read ({exc}); moved it to "
+                f"{aside.name} and started an empty one",
+                stacklevel=2,
+            )
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db.execute(SCHEMA)
+            return db
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT reply FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            self.stats.misses += 1
+            return None
+        self.stats.hits += 1
+        return json.loads(row[0])
+
+    def put(self, key: str, provider: str, model: str, reply: dict[str, Any]) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO responses (key, provider, model, reply, created) VALUES (?, ?, ?, ?, ?)",
+            (key, provider, model, json.dumps(reply), time.time()),
+        )
+        self.stats.writes += 1
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM responses").fetchone()[0])
+
+    def clear(self) -> int:
+        n = self.count()
+        self._db.execute("DELETE FROM responses")
+        self._db.execute("VACUUM")
+        return n
+
+    def close(self) -> None:
+        self._db.close()

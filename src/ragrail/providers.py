@@ -1,0 +1,196 @@
+"""Model providers behind the shared call layer, through the official SDKs.
+
+Each provider turns one prompt into text plus the API's own usage counts,
+and classifies failures as retryable or not. The SDKs are imported only
+here, and only when a provider is created, so offline runs never pay for
+them. API keys come from the environment alone and are handed to the SDK
+client; they are never stored on the provider, in results or in the cache.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from ragrail.errors import InputError
+
+KEY_VARS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+BASE_URL_VARS = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+DEFAULT_MODELS = {"anthropic": "claude-opus-5"}
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A classified call failure."""
+
+    message: str
+    retryable: bool
+    retry_after: float | None = None
+
+
+class Provider:
+    """Base class: ``name``, ``model``, ``base_url`` and an async ``complete``."""
+
+    name: str = ""
+
+    def __init__(self, model: str, base_url: str | None, timeout: float) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.timeout = timeout
+        self._client: Any = None
+
+    def _make_client(self) -> Any:
+        raise NotImplementedError
+
+    @property
+    def client(self) -> Any:
+        # Made lazily inside the running event loop: an async HTTP client
+        # belongs to one loop, and each CallLayer.run() starts a new one.
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client
+
+    async def complete(self, prompt: str, max_tokens: int, temperature: float | None) -> Completion:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    def classify(self, exc: BaseException) -> Failure:
+        """Map an SDK exception to a Failure; both SDKs share the same error shapes."""
+        status = getattr(exc, "status_code", None)
+        response = getattr(exc, "response", None)
+        if status is not None:
+            retry_after = _retry_after(response)
+            retryable = status in (408, 409, 429) or status >= 500
+            return Failure(f"HTTP {status}{_error_kind(exc)}", retryable, retry_after)
+        kind = type(exc).__name__
+        if "Timeout" in kind:
+            return Failure(f"timed out after {self.timeout:g} s", True)
+        if "Connection" in kind:
+            return Failure(f"connection failed: {_short(exc)}", True)
+        if isinstance(exc, ValueError) or "Validation" in kind:
+            # A reply the SDK could not parse (malformed JSON): worth another try.
+            return Failure(f"malformed reply: {_short(exc)}", True)
+        return Failure(f"{kind}: {_short(exc)}", False)
+
+
+def _error_kind(exc: BaseException) -> str:
+    """The API's own error type or message, if the body had one (" overloaded_error")."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            kind = err.get("type") or err.get("message")
+            if kind:
+                return f" {str(kind)[:80]}"
+    return ""
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:200] + ("..." if len(text) > 200 else "")
+
+
+def _retry_after(response: Any) -> float | None:
+    if response is None:
+        return None
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _api_key(provider: str) -> str:
+    var = KEY_VARS[provider]
+    key = os.environ.get(var, "").strip()
+    if not key:
+        raise InputError(f"{var} is not set: export it before using --answerer {provider}")
+    return key
+
+
+class AnthropicProvider(Provider):
+    name = "anthropic"
+
+    def __init__(self, model: str, base_url: str | None, timeout: float) -> None:
+        self._key = _api_key("anthropic")  # a missing key fails before any work
+        super().__init__(model, base_url or os.environ.get(BASE_URL_VARS["anthropic"]), timeout)
+
+    def _make_client(self) -> Any:
+        import anthropic
+
+        # Retries are the call layer's job (it counts and shows them): the SDK makes one try.
+        return anthropic.AsyncAnthropic(
+            api_key=self._key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+        )
+
+    async def complete(self, prompt: str, max_tokens: int, temperature: float | None) -> Completion:
+        kwargs: dict[str, Any] = {}
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        msg = await self.client.messages.create(
+            model=self.model,
+            max_tokens=max_tokens,
+            messages=[{"role": "user", "content": prompt}],
+            **kwargs,
+        )
+        text = "".join(getattr(block, "text", "") for block in msg.content)
+        return Completion(text, msg.usage.input_tokens, msg.usage.output_tokens)
+
+
+class OpenAIProvider(Provider):
+    name = "openai"
+
+    def __init__(self, model: str, base_url: str | None, timeout: float) -> None:
+        self._key = _api_key("openai")
+        super().__init__(model, base_url or os.environ.get(BASE_URL_VARS["openai"]), timeout)
+
+    def _make_client(self) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(
+            api_key=self._key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+        )
+
+    async def complete(self, prompt: str, max_tokens: int, temperature: float | None) -> Completion:
+        kwargs: dict[str, Any] = {}
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        resp = await self.client.chat.completions.create(
+            model=self.model,
+            max_tokens=max_tokens,
+            messages=[{"role": "user", "content": prompt}],
+            **kwargs,
+        )
+        if not resp.choices:
+            raise ValueError("reply has no choices")
+        text = resp.choices[0].message.content or ""
+        usage = resp.usage
+        return Completion(
+            text,
+            usage.prompt_tokens if usage else 0,
+            usage.completion_tokens if usage else 0,
+        )
+
+
+def make_provider(name: str, model: str | None, base_url: str | None, timeout: float) -> Provider:
+    if name == "anthropic":
+        return AnthropicProvider(model or DEFAULT_MODELS["anthropic"], base_url, timeout)
+    if name == "openai":
+        if not model:
+            raise InputError("--answerer openai needs --model NAME (the server's model name)")
+        return OpenAIProvider(model, base_url, timeout)
+    raise InputError(f"unknown provider {name!r}; choose anthropic or openai")

@@ -1,0 +1,219 @@
+"""A local HTTP server that speaks the Anthropic Messages API and the OpenAI Chat
+Completions API, for tests and benchmarks. It listens on 127.0.0.1 only.
+
+Replies are scripted: ``script(request)`` returns a ``Reply`` (or a list of
+them to play in turn for successive calls with the same prompt). Faults are
+replies too: a status code with ``retry-after``, a delay past the client's
+timeout, a malformed body, a dropped connection.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    raw: bytes | None = None  # sent as the body instead of a proper reply
+    drop: bool = False  # close the connection without answering
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass
+class Received:
+    api: str  # "anthropic" or "openai"
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def prompt(self) -> str:
+        return self.body["messages"][-1]["content"]
+
+
+def question_of(prompt: str) -> str:
+    m = re.search(r"^Question: (.*)$", prompt, re.M)
+    return m.group(1).strip() if m else ""
+
+
+def top_excerpt(prompt: str) -> tuple[str, str] | None:
+    m = re.search(r"^\[([^\]]+#\d+)\] (.*?)(?=\n\n\[|\n\nQuestion:)", prompt, re.M | re.S)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def paste_top_chunk(req: Received) -> Reply:
+    """Default script: behave like the stand-in (paste the top excerpt, cite it)."""
+    top = top_excerpt(req.prompt)
+    if top is None:
+        return Reply(text="I don't know.")
+    cid, text = top
+    return Reply(text=f"{text} [{cid}]")
+
+
+Script = Callable[[Received], "Reply | list[Reply]"]
+
+
+class FakeLLM:
+    def __init__(self, script: Script = paste_top_chunk, latency: float = 0.0) -> None:
+        self.script = script
+        self.latency = latency
+        self.received: list[Received] = []
+        self._plays: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    # -- lifecycle
+    def __enter__(self) -> FakeLLM:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        handler = _handler_for(self)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def anthropic_url(self) -> str:
+        return self.url
+
+    @property
+    def openai_url(self) -> str:
+        return f"{self.url}/v1"
+
+    # -- behaviour
+    def reply_for(self, req: Received) -> Reply:
+        scripted = self.script(req)
+        if isinstance(scripted, Reply):
+            return scripted
+        with self._lock:
+            key = req.prompt
+            n = self._plays.get(key, 0)
+            self._plays[key] = n + 1
+        return scripted[min(n, len(scripted) - 1)]
+
+    def calls(self, api: str | None = None) -> list[Received]:
+        return [r for r in self.received if api is None or r.api == api]
+
+
+def _handler_for(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:  # keep test output clean
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", 0))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            if self.path.endswith("/v1/messages"):
+                api = "anthropic"
+            elif self.path.endswith("/chat/completions"):
+                api = "openai"
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            req = Received(api, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            with fake._lock:
+                fake.received.append(req)
+            reply = fake.reply_for(req)
+            if fake.latency:
+                time.sleep(fake.latency)
+            if reply.delay:
+                time.sleep(reply.delay)
+            if reply.drop:
+                self.connection.shutdown(socket.SHUT_RDWR)
+                self.connection.close()
+                return
+            if reply.raw is not None:
+                self._send_bytes(reply.status, reply.raw, reply.headers)
+                return
+            if reply.status != 200:
+                self._send(reply.status, _error_body(api, reply.status), reply.headers)
+                return
+            n_in = reply.input_tokens if reply.input_tokens is not None else len(req.prompt) // 4
+            n_out = (
+                reply.output_tokens
+                if reply.output_tokens is not None
+                else max(1, len(reply.text) // 4)
+            )
+            self._send(
+                200, _ok_body(api, body.get("model", ""), reply.text, n_in, n_out), reply.headers
+            )
+
+        def _send(
+            self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+        ) -> None:
+            self._send_bytes(status, json.dumps(payload).encode(), headers or {})
+
+        def _send_bytes(self, status: int, data: bytes, headers: dict[str, str]) -> None:
+            try:
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a scripted timeout): nothing to answer
+
+    return Handler
+
+
+def _ok_body(api: str, model: str, text: str, n_in: int, n_out: int) -> dict[str, Any]:
+    if api == "anthropic":
+        return {
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": n_in, "output_tokens": n_out},
+        }
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
+    }
+
+
+def _error_body(api: str, status: int) -> dict[str, Any]:
+    kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+    if api == "anthropic":
+        return {"type": "error", "error": {"type": kind, "message": f"scripted {status}"}}
+    return {"error": {"message": f"scripted {status}", "type": kind, "code": None}}
