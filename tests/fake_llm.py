@@ -130,6 +130,12 @@ def _handler_for(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: object) -> None:  # keep test output clean
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body go out in separate writes; without NODELAY, Nagle's
+            # algorithm meets the client's delayed ACK and adds ~40 ms per reply.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")

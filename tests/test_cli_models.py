@@ -282,3 +282,16 @@ def test_ctrl_c_keeps_finished_calls_and_a_rerun_resumes(tmp_path):
         # finished calls came from the cache; only the rest (plus the one in flight) was sent
         assert resumed <= 11 - (sent_first - 1)
         assert f"{11 - resumed} cached" in done.stdout
+
+
+def test_cache_stats_and_clear(cli, tmp_path):
+    r = cli("cache", "stats", cwd=tmp_path)
+    assert "no cache yet" in r.out
+    with FakeLLM() as fake:
+        cli("demo", "--claude", "--base-url", fake.url, cwd=tmp_path)
+        r = cli("cache", "stats", cwd=tmp_path)
+        assert "11 cached replies" in r.out and "claude-opus-5" in r.out
+        r = cli("cache", "clear", cwd=tmp_path)
+        assert r.code == 0 and "cleared 11 cached replies" in r.out
+        cli("demo", "--claude", "--base-url", fake.url, cwd=tmp_path)
+        assert len(fake.received) == 22  # after clearing, every call is made again

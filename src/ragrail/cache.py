@@ -68,8 +68,7 @@ class ResponseCache:
 
     def _open(self) -> sqlite3.Connection:
         try:
-            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            db.execute(SCHEMA)
+            db = self._connect()
             db.execute("SELECT count(*) FROM responses").fetchone()
             return db
         except sqlite3.DatabaseError as exc:
@@ -80,9 +79,16 @@ class ResponseCache:
                 f"{aside.name} and started an empty one",
                 stacklevel=2,
             )
-            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            db.execute(SCHEMA)
-            return db
+            return self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        # WAL with synchronous=NORMAL: each reply is still committed as it
+        # arrives, without an fsync per row stalling the event loop.
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(SCHEMA)
+        return db
 
     def get(self, key: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT reply FROM responses WHERE key = ?", (key,)).fetchone()
@@ -101,6 +107,12 @@ class ResponseCache:
 
     def count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM responses").fetchone()[0])
+
+    def by_model(self) -> list[tuple[str, str, int]]:
+        rows = self._db.execute(
+            "SELECT provider, model, count(*) FROM responses GROUP BY provider, model ORDER BY 1, 2"
+        )
+        return [(p, m, int(n)) for p, m, n in rows]
 
     def clear(self) -> int:
         n = self.count()

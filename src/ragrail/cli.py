@@ -375,6 +375,57 @@ def _project(config: Path | None, example: str | None):  # -> Project
     )
 
 
+# ---------------------------------------------------------------- cache
+
+
+@cli.group(context_settings=CONTEXT)
+def cache() -> None:
+    """The model-reply cache (.ragrail/cache.sqlite beside the project file)."""
+
+
+def _cache_path(config: Path | None) -> Path:
+    from ragrail.config import CONFIG_NAME, load_config
+
+    if config is not None or (Path.cwd() / CONFIG_NAME).is_file():
+        return load_config(config or Path.cwd() / CONFIG_NAME).state_dir / "cache.sqlite"
+    return Path.cwd() / ".ragrail" / "cache.sqlite"
+
+
+@cache.command("stats", context_settings=CONTEXT)
+@click.option("--config", "-c", type=click.Path(path_type=Path), help="Project file.")
+def cache_stats(config: Path | None) -> int:
+    """How many replies are cached, and where."""
+    from ragrail.cache import ResponseCache
+
+    path = _cache_path(config)
+    if not path.exists():
+        click.echo(f"{path}: no cache yet")
+        return EXIT_OK
+    store = ResponseCache(path)
+    click.echo(f"{path}: {store.count()} cached replies, {path.stat().st_size:,} bytes")
+    for provider, model, n in store.by_model():
+        click.echo(f"  {provider:<10} {model:<30} {n}")
+    store.close()
+    return EXIT_OK
+
+
+@cache.command("clear", context_settings=CONTEXT)
+@click.option("--config", "-c", type=click.Path(path_type=Path), help="Project file.")
+def cache_clear(config: Path | None) -> int:
+    """Delete every cached reply: the next model run calls the API again."""
+    from ragrail.cache import ResponseCache
+
+    path = _cache_path(config)
+    if not path.exists():
+        click.echo(f"{path}: no cache to clear")
+        return EXIT_OK
+    store = ResponseCache(path)
+    n = store.clear()
+    store.close()
+    click.echo(f"{path}: cleared {n} cached replies")
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------- example
 
 
