@@ -295,3 +295,11 @@ def test_cache_stats_and_clear(cli, tmp_path):
         assert r.code == 0 and "cleared 11 cached replies" in r.out
         cli("demo", "--claude", "--base-url", fake.url, cwd=tmp_path)
         assert len(fake.received) == 22  # after clearing, every call is made again
+
+
+def test_sdk_base_url_environment_variable_is_honoured(cli, tmp_path, monkeypatch):
+    with FakeLLM() as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        r = cli("demo", "--claude", cwd=tmp_path)
+        assert r.code == 0, r.err
+        assert len(fake.received) == 11
