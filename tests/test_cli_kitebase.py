@@ -41,7 +41,7 @@ def test_demo_scorecard_matches_the_article(cli):
     assert r.code == 0, r.err
     assert "Kitebase bot: chunks by section, top_k=3, 13 chunks, 12 golden questions" in r.out
     assert "Answers from: offline stand-in (pastes the top chunk)" in r.out
-    assert re.search(r"hit rate@3\s+91%\s+recall@3\s+86%", r.out)
+    assert re.search(r"hit rate@3\s+91%", r.out) and re.search(r"recall@3\s+86%", r.out)
     assert re.search(r"answers pass\s+67%", r.out)
     assert 249 * 0.85 <= prompt_tokens(r.out) <= 249 * 1.15
     assert row(r.out, "no-recovery-email").split()[1:3] == ["hit", "pass"]

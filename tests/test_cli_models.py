@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -44,12 +45,12 @@ def test_claude_run_calls_11_times_scores_costs_and_caches(cli, tmp_path):
             for c in fake.received
         )
         assert "Answers from: Claude (Anthropic Messages API) (claude-opus-5)" in r.out
-        assert "calls        11 made, 0 cached, 0 failed" in r.out
-        assert "tokens       2,750 in, 1,650 out" in r.out
+        assert "calls             11 made, 0 cached, 0 failed" in r.out
+        assert "tokens            2,750 in, 1,650 out" in r.out
         # 11 x (250 x $5 + 150 x $25) / 1e6
-        assert "cost         $0.0550" in r.out
+        assert "cost              $0.0550" in r.out
         # The fake pastes the top chunk, so the scores match the stand-in's...
-        assert "answers pass  67%" in r.out
+        assert re.search(r"answers pass\s+67%", r.out)
         # ...but a Claude run is not compared with a stand-in baseline on answers.
         assert "answers not compared" in " ".join(r.out.split())
         assert "hit rate       91% (unchanged)" in r.out
@@ -57,7 +58,7 @@ def test_claude_run_calls_11_times_scores_costs_and_caches(cli, tmp_path):
         r2 = cli("demo", "--claude", "--base-url", fake.url, cwd=tmp_path)
         assert r2.code == 0
         assert len(fake.received) == 11  # the unchanged re-run made no call
-        assert "calls        0 made, 11 cached, 0 failed" in r2.out
+        assert "calls             0 made, 11 cached, 0 failed" in r2.out
 
     data = json.loads(out.read_text())
     assert data["usage"]["calls"] == 11 and data["usage"]["cost_usd"] == pytest.approx(0.055)
@@ -99,8 +100,10 @@ def test_a_case_whose_calls_keep_failing_is_an_error_and_exits_3(cli, tmp_path):
     assert r.code == 3
     row = next(ln for ln in r.out.splitlines() if ln.startswith("  lost-phone"))
     assert "ERROR" in row and "HTTP 500" in row and "after 3 attempts" in row
-    assert "errors          1" in r.out
-    assert "answers pass  73%      (8 of 11)" in r.out  # the error is not in the denominator...
+    assert re.search(r"errors\s+1 ", r.out)
+    assert re.search(
+        r"answers pass\s+73%.*\(8 of 11\)", r.out
+    )  # the error is not in the denominator...
     assert "1 question(s) have failed model calls" in r.err  # ...and is reported, not dropped
     data = json.loads(out.read_text())
     assert data["totals"]["n_errors"] == 1
@@ -113,9 +116,9 @@ def test_dry_run_sends_nothing(cli, tmp_path, monkeypatch):
         r = cli("demo", "--claude", "--base-url", fake.url, "--dry-run", cwd=tmp_path)
         assert r.code == 0, r.err
         assert fake.received == []
-    assert "calls        11 to make, 0 answered from the cache" in r.out
+    assert "calls             11 to make, 0 answered from the cache" in r.out
     assert "1 never reach the model" in r.out
-    assert "cost         ~$0.0" in r.out
+    assert "cost              ~$0.0" in r.out
 
 
 def test_dry_run_counts_cached_calls(cli, tmp_path):
@@ -127,9 +130,9 @@ def test_dry_run_counts_cached_calls(cli, tmp_path):
         assert len(fake.received) == 11
     # top_k 1 builds other prompts, except for the two questions whose search found
     # a single chunk above 0.2 at top_k 3 as well: those are cached already.
-    assert "calls        9 to make, 2 answered from the cache" in r.out
+    assert "calls             9 to make, 2 answered from the cache" in r.out
     r = cli("demo", "--claude", "--base-url", fake.url, "--dry-run", cwd=tmp_path)
-    assert "calls        0 to make, 11 answered from the cache" in r.out
+    assert "calls             0 to make, 11 answered from the cache" in r.out
 
 
 def test_missing_key_is_a_clear_error_before_any_work(cli, tmp_path, monkeypatch):
@@ -160,7 +163,7 @@ def test_openai_compatible_server(cli, tmp_path):
         assert len(fake.calls("openai")) == 11
         assert fake.received[0].headers["authorization"] == f"Bearer {KEY}"
     assert "OpenAI-compatible server (local-llama)" in r.out
-    assert "cost         unknown (no price for this model" in r.out
+    assert "cost              unknown (no price for this model" in r.out
 
 
 def test_config_prices_override(cli, tmp_path):
@@ -180,7 +183,7 @@ def test_config_prices_override(cli, tmp_path):
             cwd=dest,
         )
     # 11 x (250 x 2 + 150 x 4) / 1e6
-    assert "cost         $0.0121" in r.out
+    assert "cost              $0.0121" in r.out
 
 
 def test_repeats_mark_a_flaky_case(cli, tmp_path):
@@ -204,7 +207,7 @@ def test_repeats_mark_a_flaky_case(cli, tmp_path):
     row = next(ln for ln in r.out.splitlines() if ln.startswith("  lost-phone"))
     assert row.split()[1:3] == ["hit", "3/5"]
     assert "flaky (60% pass)" in row
-    assert "flaky           1" in r.out
+    assert re.search(r"flaky\s+1 ", r.out)
 
 
 def test_repeated_runs_compare_with_the_fisher_rule(cli, tmp_path):

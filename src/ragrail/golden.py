@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ragrail.errors import InputError
 from ragrail.fileio import json_array_items, parse_json, read_text
+from ragrail.scoring.checks import CheckSpec
 
 
 class Case(BaseModel):
@@ -30,6 +31,7 @@ class Case(BaseModel):
     sources: list[str] = Field(default_factory=list)
     facts: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
+    checks: list[CheckSpec] = Field(default_factory=list)
 
     @field_validator("question")
     @classmethod

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -70,6 +71,34 @@ class Trace(_Model):
         return [first, *self.samples]
 
 
+class Claim(_Model):
+    text: str
+    supported: bool
+    reason: str = ""
+
+
+class ArticleScores(_Model):
+    """Ranking metrics at article level: the documents of the retrieved chunks
+    (first occurrence kept) against the case's sources, cut at k."""
+
+    precision_at_k: float | None = None
+    recall_at_k: float | None = None
+    success_at_k: float | None = None
+    reciprocal_rank: float | None = None
+    average_precision: float | None = None
+    ndcg_at_k: float | None = None
+
+
+class MissedFact(_Model):
+    """Where a fact that retrieval missed actually is."""
+
+    fact: str
+    where: Literal["cut", "below_k", "below_min_score", "not_in_sources", "not_in_corpus"]
+    chunks: list[str] = Field(default_factory=list)
+    rank: int | None = None
+    score: float | None = None
+
+
 class CaseResult(_Model):
     id: str
     question: str
@@ -83,6 +112,17 @@ class CaseResult(_Model):
     answer_runs: int = 0  # answers scored (1, or N with --repeats)
     answer_passes: int = 0
     problems: list[str] = Field(default_factory=list)
+    context_precision: float | None = None
+    context_average_precision: float | None = None
+    reciprocal_rank: float | None = None
+    correctness: float | None = None
+    faithfulness: float | None = None
+    claims: list[Claim] = Field(default_factory=list)
+    articles: ArticleScores | None = None
+    check_problems: list[str] = Field(default_factory=list)
+    missed_facts: list[MissedFact] = Field(default_factory=list)
+    cause: str | None = None
+    cause_detail: str | None = None
     trace: Trace
 
     @property
@@ -119,6 +159,15 @@ class RunConfig(_Model):
         return f"{self.chunking}, top_k={self.top_k}"
 
 
+class Stat(_Model):
+    """A total with its n and 95% interval (Wilson for rates, bootstrap for means)."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+
+
 class Totals(_Model):
     n_cases: int
     n_retrieval: int  # cases with facts: the denominator of hit rate and recall
@@ -130,6 +179,8 @@ class Totals(_Model):
     n_errors: int
     n_flaky: int = 0
     prompt_tokens_mean: float | None
+    stats: dict[str, Stat] = Field(default_factory=dict)
+    causes: dict[str, int] = Field(default_factory=dict)
 
 
 class Usage(_Model):

@@ -102,6 +102,19 @@ class StandinRetriever:
             shape=(len(questions), self.matrix.shape[1]),
         )
 
+    def all_scores(self, question: str):  # -> numpy.ndarray, one score per chunk
+        """Every chunk's score for one question (for diagnosis, not for search)."""
+        import numpy as np
+
+        q = self.embed_queries([question])
+        return np.round((q @ self.matrix.T).toarray()[0], 6)
+
+    @staticmethod
+    def rank_of(scores, index: int) -> int:
+        """1-based rank of chunk ``index`` under the search's ordering (score, then chunk order)."""
+        s = scores[index]
+        return int((scores > s).sum() + (scores[:index] == s).sum()) + 1
+
     def search(
         self, questions: Sequence[str], top_k: int, min_score: float = 0.0, batch: int = 512
     ) -> list[list[Hit]]:

@@ -8,36 +8,19 @@ from collections.abc import Sequence
 from ragrail.answerers.base import Answerer
 from ragrail.golden import Case, GoldenSet
 from ragrail.pipeline import Pipeline
-from ragrail.results import CaseResult, RunConfig, RunResult, Totals, Trace, Usage
-from ragrail.scoring import retrieval as rs
+from ragrail.results import (
+    ArticleScores,
+    CaseResult,
+    RunConfig,
+    RunResult,
+    Stat,
+    Totals,
+    Trace,
+    Usage,
+)
 from ragrail.scoring.answers import check_answer
-
-
-def score_case(case: Case, trace: Trace) -> CaseResult:
-    found = rs.facts_retrieved(case.facts, case.sources, trace.retrieved)
-    result = CaseResult(
-        id=case.id,
-        question=case.question,
-        sources=list(case.sources),
-        facts=list(case.facts),
-        tags=list(case.tags),
-        facts_retrieved=found,
-        retrieval_hit=rs.hit(found, case.facts),
-        retrieval_recall=rs.recall(found, case.facts),
-        trace=trace,
-    )
-    if not result.errored and trace.answer is not None:
-        given = {c.id for c in trace.retrieved}
-        verdicts = [
-            check_answer(case.facts, case.sources, s.answer or "", given)
-            for s in trace.all_samples()
-        ]
-        result.answer_runs = len(verdicts)
-        result.answer_passes = sum(1 for problems in verdicts if not problems)
-        result.answer_pass = result.answer_passes == result.answer_runs
-        # With repeats, show why the first failing answer failed.
-        result.problems = next((p for p in verdicts if p), [])
-    return result
+from ragrail.scoring.case import ScoringOptions, score_case
+from ragrail.stats import bootstrap_mean, wilson
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -48,15 +31,38 @@ def compute_totals(cases: Sequence[CaseResult]) -> Totals:
     """Totals over per-question scores.
 
     hit rate@k = mean of hit over cases with facts; recall@k = mean of recall
-    over the same cases; answer pass rate = passed / answered (cases whose
-    call failed are counted in ``n_errors``, not silently dropped); prompt
-    tokens = mean over cases that built a prompt.
+    over the same cases; answer pass rate = answers passed / answers scored,
+    counting each repeat (cases whose call failed are counted in ``n_errors``,
+    never as passes and never silently dropped); prompt tokens = mean over
+    cases that built a prompt. Each metric in ``stats`` averages only the cases
+    where it is defined, and says how many (n), with a 95% interval.
     """
+    from ragrail.diagnose import CAUSES
+
     with_facts = [c for c in cases if c.retrieval_recall is not None]
     answered = [c for c in cases if c.answer_runs]
     runs = sum(c.answer_runs for c in answered)
     passed = sum(c.answer_passes for c in answered)
     tokens = [c.trace.prompt_tokens for c in cases if c.trace.prompt_tokens is not None]
+    hits = sum(1 for c in with_facts if c.retrieval_hit)
+    stats = {
+        "hit_rate": _rate(hits, len(with_facts)),
+        "recall": _mean_stat([c.retrieval_recall for c in cases]),
+        "answer_pass_rate": _rate(passed, runs),
+        "context_precision": _mean_stat([c.context_precision for c in cases]),
+        "context_average_precision": _mean_stat([c.context_average_precision for c in cases]),
+        "mrr": _mean_stat([c.reciprocal_rank for c in cases]),
+        "correctness": _mean_stat([c.correctness for c in cases]),
+        "faithfulness": _mean_stat([c.faithfulness for c in cases]),
+    }
+    for name in ArticleScores.model_fields:
+        stats[f"article_{name}"] = _mean_stat(
+            [getattr(c.articles, name) if c.articles else None for c in cases]
+        )
+    counts = {cause: 0 for cause in (*CAUSES, "other")}
+    for c in cases:
+        if c.cause:
+            counts[c.cause] = counts.get(c.cause, 0) + 1
     return Totals(
         n_cases=len(cases),
         n_retrieval=len(with_facts),
@@ -68,11 +74,54 @@ def compute_totals(cases: Sequence[CaseResult]) -> Totals:
         n_errors=sum(1 for c in cases if c.errored),
         n_flaky=sum(1 for c in cases if c.flaky),
         prompt_tokens_mean=_mean([float(t) for t in tokens]),
+        stats=stats,
+        causes={k: v for k, v in counts.items() if v},
     )
 
 
-def score_run(config: RunConfig, cases: Sequence[Case], traces: Sequence[Trace]) -> RunResult:
-    results = [score_case(case, trace) for case, trace in zip(cases, traces, strict=True)]
+def _rate(successes: int, n: int) -> Stat:
+    interval = wilson(successes, n)
+    return Stat(
+        value=successes / n if n else None,
+        low=interval.low if interval else None,
+        high=interval.high if interval else None,
+        n=n,
+    )
+
+
+def _mean_stat(values: Sequence[float | None]) -> Stat:
+    defined = [v for v in values if v is not None]
+    interval = bootstrap_mean(defined)
+    return Stat(
+        value=sum(defined) / len(defined) if defined else None,
+        low=interval.low if interval else None,
+        high=interval.high if interval else None,
+        n=len(defined),
+    )
+
+
+def score_run(
+    config: RunConfig,
+    cases: Sequence[Case],
+    traces: Sequence[Trace],
+    options: ScoringOptions | None = None,
+    pipeline: Pipeline | None = None,
+) -> RunResult:
+    """Score every trace; with the pipeline at hand, also locate the facts retrieval missed."""
+    from ragrail.diagnose import assign_cause, locate_missed_facts
+
+    options = options or ScoringOptions(k=config.top_k)
+    results = []
+    for case, trace in zip(cases, traces, strict=True):
+        result = score_case(case, trace, options)
+        if (
+            pipeline is not None
+            and result.retrieval_recall is not None
+            and result.retrieval_recall < 1
+        ):
+            result.missed_facts = locate_missed_facts(case, result.facts_retrieved, pipeline)
+        assign_cause(result, config.min_score)
+        results.append(result)
     return RunResult(config=config, totals=compute_totals(results), cases=results)
 
 
@@ -85,12 +134,19 @@ def rescore(run: RunResult, cases: Sequence[Case]) -> RunResult:
 
 
 def evaluate(
-    name: str, golden: GoldenSet, pipeline: Pipeline, answerer: Answerer, repeats: int = 1
+    name: str,
+    golden: GoldenSet,
+    pipeline: Pipeline,
+    answerer: Answerer,
+    repeats: int = 1,
+    options: ScoringOptions | None = None,
 ) -> RunResult:
     """Run every golden case through the pipeline and score the traces."""
     cases = golden.cases
     traces = pipeline.run([c.id for c in cases], [c.question for c in cases], answerer, repeats)
-    result = score_run(run_config(name, pipeline, answerer, len(cases), repeats), cases, traces)
+    config = run_config(name, pipeline, answerer, len(cases), repeats)
+    options = options or ScoringOptions(k=config.top_k)
+    result = score_run(config, cases, traces, options, pipeline)
     result.usage = usage_of(answerer)
     return result
 

@@ -7,7 +7,7 @@ import textwrap
 
 from ragrail.answerers import CallPlan
 from ragrail.compare import Diff, pct
-from ragrail.results import CaseResult, RunResult
+from ragrail.results import CaseResult, RunResult, Stat
 
 WIDTH = 80
 
@@ -83,7 +83,7 @@ def header(run: RunResult) -> list[str]:
     ]
 
 
-def scorecard(run: RunResult) -> str:
+def scorecard(run: RunResult, metrics: bool = False) -> str:
     lines = [*header(run), ""]
     id_width = max([len("question"), *(len(c.id) for c in run.cases)]) + 2
     lines.append(f"  {'question':<{id_width}}{'retrieval':<11}answer")
@@ -98,29 +98,97 @@ def scorecard(run: RunResult) -> str:
             continue
         wrapped = wrap(head + reason, WIDTH, subsequent=" " * indent)
         lines.extend(wrapped)
+    if metrics:
+        lines.extend(["", metrics_table(run)])
     lines.append("")
     lines.extend(totals_lines(run))
+    why = causes_text(run)
+    if why:
+        lines.extend(["", why])
     return "\n".join(lines)
+
+
+def _num(value: float | None, as_pct: bool) -> str:
+    if value is None:
+        return "-"
+    return f"{round(value * 100)}%" if as_pct else f"{value:.2f}"
+
+
+def stat_line(label: str, stat: Stat | None, as_pct: bool, note: str = "") -> str:
+    """``label  value  [low, high]  n=N``: every total with its n and 95% interval."""
+    if stat is None:
+        return f"  {label:<18}{'-':>5}"
+    if stat.low is None or stat.high is None:
+        ci = ""
+    else:
+        ci = f"[{_num(stat.low, as_pct)}, {_num(stat.high, as_pct)}]"
+    line = f"  {label:<18}{_num(stat.value, as_pct):>5}  {ci:<13} n={stat.n}"
+    return f"{line}  {note}" if note else line
 
 
 def totals_lines(run: RunResult) -> list[str]:
     t, k = run.totals, run.config.top_k
+    st = t.stats
     out = [
-        f"  hit rate@{k}  {pct(t.hit_rate):>4}      recall@{k}  {pct(t.recall):>4}"
-        f"      ({t.n_retrieval} questions with facts)",
-        f"  answers pass {pct(t.answer_pass_rate):>4}      ({t.answers_passed} of {t.n_answers})",
+        "  total             value  95% interval  questions",
+        stat_line(f"hit rate@{k}", st.get("hit_rate"), True),
+        stat_line(f"recall@{k}", st.get("recall"), True),
+        stat_line(
+            "answers pass",
+            st.get("answer_pass_rate"),
+            True,
+            f"({t.answers_passed} of {t.n_answers})",
+        ),
     ]
+    for key, label in (
+        ("context_precision", "context precision"),
+        ("mrr", "MRR"),
+        ("faithfulness", "faithfulness"),
+        ("correctness", "correctness"),
+    ):
+        if key in st and st[key].n:
+            out.append(stat_line(label, st[key], False))
     if t.n_flaky:
-        out.append(f"  flaky        {t.n_flaky:>4}      (questions whose repeats disagree)")
+        out.append(f"  {'flaky':<18}{t.n_flaky:>5}  questions whose repeats disagree")
     if t.n_errors:
-        out.append(
-            f"  errors       {t.n_errors:>4}      (failed calls: never passes, never dropped)"
-        )
+        out.append(f"  {'errors':<18}{t.n_errors:>5}  failed calls: never passes, never dropped")
     if t.prompt_tokens_mean is not None:
-        out.append(f"  prompt       ~{round(t.prompt_tokens_mean)} tokens per question")
+        out.append(f"  {'prompt':<18}~{round(t.prompt_tokens_mean)} tokens per question")
     if run.usage is not None:
         out.extend(usage_lines(run))
     return out
+
+
+def metrics_table(run: RunResult) -> str:
+    """Per-question context precision, context recall, MRR, faithfulness, correctness."""
+    id_width = max([len("question"), *(len(c.id) for c in run.cases)]) + 2
+    cols = ("ctx prec", "ctx recall", "MRR", "faithful", "correct")
+    lines = [f"  {'question':<{id_width}}" + "".join(f"{c:>11}" for c in cols)]
+    for c in run.cases:
+        values = (
+            c.context_precision,
+            c.retrieval_recall,
+            c.reciprocal_rank,
+            c.faithfulness,
+            c.correctness,
+        )
+        lines.append(f"  {c.id:<{id_width}}" + "".join(f"{_num(v, False):>11}" for v in values))
+    return "\n".join(lines)
+
+
+def causes_text(run: RunResult) -> str:
+    """Why each failing question failed, then counts per cause."""
+    failing = [c for c in run.cases if c.cause]
+    if not failing:
+        return ""
+    id_width = max(len(c.id) for c in failing) + 2
+    lines = ["Why they failed:"]
+    for c in failing:
+        text = f"{c.cause}: {c.cause_detail}" if c.cause_detail else c.cause
+        lines.extend(wrap(f"  {c.id:<{id_width}}{text}", WIDTH, subsequent=" " * (2 + id_width)))
+    counts = ", ".join(f"{n} {cause}" for cause, n in run.totals.causes.items())
+    lines.extend(wrap(f"  causes: {counts}", WIDTH, subsequent="          "))
+    return "\n".join(lines)
 
 
 def money(value: float | None) -> str:
@@ -134,9 +202,9 @@ def usage_lines(run: RunResult) -> list[str]:
     assert u is not None
     retries = f", {u.retries} retries" if u.retries else ""
     lines = [
-        f"  calls        {u.calls} made, {u.cached} cached, {u.errors} failed{retries}",
-        f"  tokens       {u.input_tokens:,} in, {u.output_tokens:,} out (the API's usage counts)",
-        f"  cost         {money(u.cost_usd)}",
+        f"  {'calls':<18}{u.calls} made, {u.cached} cached, {u.errors} failed{retries}",
+        f"  {'tokens':<18}{u.input_tokens:,} in, {u.output_tokens:,} out (the API's usage counts)",
+        f"  {'cost':<18}{money(u.cost_usd)}",
     ]
     if u.cached and u.cached_cost_usd:
         lines[-1] += f" (cached answers: {money(u.cached_cost_usd)} when first made)"
@@ -187,16 +255,16 @@ def plan_text(plan: CallPlan, n_cases: int, skipped: int) -> str:
     where = f" at {plan.base_url}" if plan.base_url else ""
     lines = [
         f"Dry run: nothing is sent. {plan.provider} {plan.model}{where}",
-        f"  questions    {n_cases} ({skipped} never reach the model: search returned nothing)",
-        f"  calls        {plan.calls} to make, {plan.cached} answered from the cache",
-        f"  input        ~{plan.input_tokens:,} tokens (estimated from the prompts)",
-        f"  output       ~{plan.typical_output_tokens} tokens per call assumed, "
-        f"at most {plan.max_output_tokens} (max_tokens)",
+        f"  {'questions':<18}{n_cases} ({skipped} never reach the model: search returned nothing)",
+        f"  {'calls':<18}{plan.calls} to make, {plan.cached} answered from the cache",
+        f"  {'input':<18}~{plan.input_tokens:,} tokens (estimated from the prompts)",
+        f"  {'output':<18}~{plan.typical_output_tokens} tokens per call assumed, "
+        f"at most {plan.max_output_tokens}",
     ]
     if typical is None:
-        lines.append(f"  cost         {money(None)}")
+        lines.append(f"  {'cost':<18}{money(None)}")
     else:
-        lines.append(f"  cost         ~{money(typical)} (at most {money(worst)})")
+        lines.append(f"  {'cost':<18}~{money(typical)} (at most {money(worst)})")
     return "\n".join(lines)
 
 

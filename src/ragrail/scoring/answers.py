@@ -60,3 +60,10 @@ def check_answer(
     elif not any(cid.split("#")[0] in sources for cid in cited):
         problems.append("wrong article cited")
     return problems
+
+
+def answer_correctness(facts: Sequence[str], answer: str) -> float | None:
+    """correctness = needed facts found in the answer / needed facts; None with no facts."""
+    if not facts:
+        return None
+    return (len(facts) - len(missing_facts(facts, answer))) / len(facts)

@@ -1,0 +1,158 @@
+"""Why a question failed: a cause per failing case, and where missed facts really are.
+
+Causes, in the order they are tried (the first that applies is the cause):
+
+- ``error``: the system or model call failed;
+- ``should have said it doesn't know``: an uncovered question got an answer;
+- ``fact cut across chunks``: a needed fact is in a source article but split
+  between two chunks, so no chunk contains it;
+- ``retrieval miss``: a needed fact was not retrieved (ranked below k, below
+  the minimum score, or absent);
+- ``answer missed a retrieved fact``: every missing fact was retrieved, the
+  answer left it out;
+- ``wrong or unknown citation``; ``unsupported claim``; ``code check``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ragrail.golden import Case
+from ragrail.results import CaseResult, MissedFact
+from ragrail.scoring.answers import normalise
+
+if TYPE_CHECKING:
+    from ragrail.pipeline import Pipeline
+
+CAUSES = (
+    "error",
+    "should have said it doesn't know",
+    "fact cut across chunks",
+    "retrieval miss",
+    "answer missed a retrieved fact",
+    "wrong or unknown citation",
+    "unsupported claim",
+    "code check",
+)
+
+
+def locate_missed_facts(case: Case, found: Sequence[str], pipeline: Pipeline) -> list[MissedFact]:
+    """For each fact retrieval missed: the chunk that holds it and its rank, or the
+    two chunks it is cut across, or that it is not in the sources or the corpus."""
+    missed = [f for f in case.facts if f not in found]
+    if not missed:
+        return []
+    chunks = pipeline.chunks
+    texts = [normalise(c.text) for c in chunks]
+    scores = None
+    out = []
+    for fact in missed:
+        needle = normalise(fact)
+        holders = [
+            i for i, c in enumerate(chunks) if c.source in case.sources and needle in texts[i]
+        ]
+        if holders:
+            if scores is None:
+                scores = pipeline.retriever.all_scores(case.question)
+            ranks = {i: pipeline.retriever.rank_of(scores, i) for i in holders}
+            best = min(holders, key=lambda i: ranks[i])
+            score = round(float(scores[best]), 4)
+            where = (
+                "below_min_score"
+                if score < pipeline.settings.min_score or score <= 0
+                else "below_k"
+            )
+            out.append(
+                MissedFact(
+                    fact=fact, where=where, chunks=[chunks[best].id], rank=ranks[best], score=score
+                )
+            )
+            continue
+        cut = _cut_between(chunks, texts, case.sources, needle)
+        if cut is not None:
+            out.append(MissedFact(fact=fact, where="cut", chunks=cut))
+        elif any(needle in t for t in texts):
+            others = [chunks[i].id for i, t in enumerate(texts) if needle in t][:3]
+            out.append(MissedFact(fact=fact, where="not_in_sources", chunks=others))
+        else:
+            out.append(MissedFact(fact=fact, where="not_in_corpus"))
+    return out
+
+
+def _cut_between(chunks, texts: list[str], sources: Sequence[str], needle: str) -> list[str] | None:
+    """The ids of two consecutive chunks of one source whose joined text holds the fact."""
+    for i in range(len(chunks) - 1):
+        a, b = chunks[i], chunks[i + 1]
+        if a.source == b.source and a.source in sources and needle in f"{texts[i]} {texts[i + 1]}":
+            return [a.id, b.id]
+    return None
+
+
+def describe_missed(m: MissedFact, min_score: float) -> str:
+    if m.where == "cut":
+        return f'"{m.fact}" is cut between {m.chunks[0]} and {m.chunks[1]}'
+    if m.where == "below_k":
+        return f'"{m.fact}" is in {m.chunks[0]}, ranked {m.rank} (score {m.score:.2f})'
+    if m.where == "below_min_score":
+        return (
+            f'"{m.fact}" is in {m.chunks[0]}, ranked {m.rank}, score {m.score:.2f} '
+            f"below the {min_score:g} minimum"
+        )
+    if m.where == "not_in_sources":
+        return f'"{m.fact}" is only in other articles ({", ".join(m.chunks)})'
+    return f'"{m.fact}" is in no document'
+
+
+def assign_cause(result: CaseResult, min_score: float = 0.0) -> None:
+    """Set ``cause`` and ``cause_detail`` on a failing case (answer failed or errored)."""
+    if not result.errored and result.answer_pass is not False:
+        result.cause = result.cause_detail = None
+        return
+    if result.errored:
+        result.cause, result.cause_detail = "error", None
+        return
+    if not result.sources:
+        result.cause, result.cause_detail = "should have said it doesn't know", None
+        return
+    missing = [f for f in result.facts if f'missing "{f}"' in result.problems]
+    unretrieved = [f for f in missing if f not in result.facts_retrieved]
+    by_fact = {m.fact: m for m in result.missed_facts}
+    if unretrieved:
+        located = [by_fact[f] for f in unretrieved if f in by_fact]
+        cut = [m for m in located if m.where == "cut"]
+        if cut:
+            result.cause = "fact cut across chunks"
+            result.cause_detail = "; ".join(describe_missed(m, min_score) for m in cut)
+        else:
+            result.cause = "retrieval miss"
+            result.cause_detail = "; ".join(describe_missed(m, min_score) for m in located) or (
+                ", ".join(f'"{f}" not retrieved' for f in unretrieved)
+            )
+        return
+    if missing:
+        result.cause = "answer missed a retrieved fact"
+        parts = []
+        for fact in missing:
+            where = _retrieved_rank(result, fact)
+            parts.append(
+                f'"{fact}" was retrieved at rank {where[0]} ({where[1]})' if where else f'"{fact}"'
+            )
+        result.cause_detail = "; ".join(parts)
+        return
+    if any("cite" in p or "citation" in p for p in result.problems):
+        result.cause, result.cause_detail = "wrong or unknown citation", None
+    elif any(p.startswith("unsupported claim") for p in result.problems):
+        result.cause, result.cause_detail = "unsupported claim", None
+    elif result.check_problems:
+        result.cause, result.cause_detail = "code check", "; ".join(result.check_problems)
+    else:
+        result.cause, result.cause_detail = "other", "; ".join(result.problems)
+
+
+def _retrieved_rank(result: CaseResult, fact: str) -> tuple[int, str] | None:
+    needle = normalise(fact)
+    for chunk in result.trace.retrieved:
+        if chunk.source in result.sources and needle in normalise(chunk.text):
+            return chunk.rank, chunk.id
+    return None

@@ -1,0 +1,96 @@
+"""Score one case from its trace: a pure function of (case, trace, options)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragrail.golden import Case
+from ragrail.results import ArticleScores, CaseResult, Claim, Trace
+from ragrail.scoring import context as ctx
+from ragrail.scoring import ranking
+from ragrail.scoring import retrieval as rs
+from ragrail.scoring.answers import abstains, answer_correctness, check_answer
+from ragrail.scoring.checks import run_check
+from ragrail.scoring.claims import check_claims, faithfulness
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    k: int = 3  # the cut-off for article-level ranking metrics
+    checks: Sequence[Any] = field(default_factory=tuple)  # golden-set-wide code checks
+    require_faithful: bool = False  # an unsupported claim fails the answer
+
+
+def answer_problems(
+    case: Case, answer: str, given: set[str], options: ScoringOptions
+) -> tuple[list[str], list[str]]:
+    """(all problems, the code-check problems among them) for one answer."""
+    problems = check_answer(case.facts, case.sources, answer, given)
+    check_problems = [
+        p for c in (*options.checks, *case.checks) for p in run_check(c, answer, case)
+    ]
+    return problems + check_problems, check_problems
+
+
+def score_case(case: Case, trace: Trace, options: ScoringOptions | None = None) -> CaseResult:
+    options = options or ScoringOptions()
+    found = rs.facts_retrieved(case.facts, case.sources, trace.retrieved)
+    result = CaseResult(
+        id=case.id,
+        question=case.question,
+        sources=list(case.sources),
+        facts=list(case.facts),
+        tags=list(case.tags),
+        facts_retrieved=found,
+        retrieval_hit=rs.hit(found, case.facts),
+        retrieval_recall=rs.recall(found, case.facts),
+        trace=trace,
+    )
+    if case.facts:
+        flags = ctx.relevant_flags(case.facts, case.sources, trace.retrieved)
+        result.context_precision = ctx.context_precision(flags)
+        result.context_average_precision = ctx.context_average_precision(flags)
+        result.reciprocal_rank = ctx.reciprocal_rank(flags)
+    if case.sources:
+        ranked = [c.source for c in trace.retrieved]
+        result.articles = ArticleScores(
+            precision_at_k=ranking.precision_at_k(ranked, case.sources, options.k),
+            recall_at_k=ranking.recall_at_k(ranked, case.sources, options.k),
+            success_at_k=ranking.success_at_k(ranked, case.sources, options.k),
+            reciprocal_rank=ranking.reciprocal_rank_at_k(ranked, case.sources, options.k),
+            average_precision=ranking.average_precision(ranked, case.sources, options.k),
+            ndcg_at_k=ranking.ndcg_at_k(ranked, case.sources, options.k),
+        )
+    if result.errored or trace.answer is None:
+        return result
+
+    answer = trace.answer
+    result.correctness = answer_correctness(case.facts, answer)
+    if not case.expects_abstain and not abstains(answer):
+        verdicts = check_claims(answer, [c.text for c in trace.retrieved])
+        result.claims = [
+            Claim(text=v.claim, supported=v.supported, reason=v.reason) for v in verdicts
+        ]
+        result.faithfulness = faithfulness(verdicts)
+
+    given = {c.id for c in trace.retrieved}
+    contexts = [c.text for c in trace.retrieved]
+    outcomes = []
+    for sample in trace.all_samples():
+        text = sample.answer or ""
+        problems, check_problems = answer_problems(case, text, given, options)
+        if options.require_faithful and not abstains(text):
+            problems += [
+                f'unsupported claim "{v.claim}"'
+                for v in check_claims(text, contexts)
+                if not v.supported
+            ]
+        outcomes.append((problems, check_problems))
+    result.answer_runs = len(outcomes)
+    result.answer_passes = sum(1 for problems, _ in outcomes if not problems)
+    result.answer_pass = result.answer_passes == result.answer_runs
+    # With repeats, show why the first failing answer failed.
+    result.problems, result.check_problems = next(((p, c) for p, c in outcomes if p), ([], []))
+    return result
