@@ -104,7 +104,7 @@ def test_a_case_whose_calls_keep_failing_is_an_error_and_exits_3(cli, tmp_path):
     assert re.search(
         r"answers pass\s+73%.*\(8 of 11\)", r.out
     )  # the error is not in the denominator...
-    assert "1 question(s) have failed model calls" in r.err  # ...and is reported, not dropped
+    assert "1 question(s) failed to run" in r.err  # ...and is reported, not dropped
     data = json.loads(out.read_text())
     assert data["totals"]["n_errors"] == 1
     assert "NaN" not in out.read_text()

@@ -76,6 +76,8 @@ class RunOptions:
     rerun_failures: int
     no_cache: bool
     dry_run: bool
+    example: str | None
+    metrics: bool
 
 
 def run_options(func: Any) -> Any:
@@ -182,6 +184,17 @@ def run_options(func: Any) -> Any:
             is_flag=True,
             help="Print the calls a model run would make and their estimated cost; send nothing.",
         ),
+        click.option(
+            "--example",
+            metavar="NAME",
+            help="Run a bundled example (kitebase, late-refund) instead of ./ragrail.toml.",
+        ),
+        click.option(
+            "--metrics",
+            is_flag=True,
+            help="Also print per-question context precision, recall, MRR, faithfulness and "
+            "correctness.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -204,7 +217,7 @@ def run(**kwargs: Any) -> int:
       ragrail run --answerer openai --model NAME --base-url URL   # OPENAI_API_KEY
     Replies are cached in .ragrail/cache.sqlite: an unchanged re-run calls nothing.
     """
-    return _run(RunOptions(**kwargs), example=None)
+    return _run(RunOptions(**kwargs))
 
 
 @cli.command(context_settings=CONTEXT)
@@ -219,13 +232,8 @@ def demo(**kwargs: Any) -> int:
     opts = RunOptions(**kwargs)
     if opts.config is not None:
         raise click.UsageError("demo runs the bundled example; use `ragrail run --config` instead")
-    if opts.save_baseline and opts.baseline is None:
-        raise InputError(
-            "the demo's bundled baseline is read-only; copy the example with "
-            "`ragrail example kitebase DIR` and run `ragrail run --save-baseline` there "
-            "(or pass --baseline PATH)"
-        )
-    return _run(opts, example="kitebase")
+    opts.example = opts.example or "kitebase"
+    return _run(opts)
 
 
 def _answerer_spec(opts: RunOptions, project: Any) -> Any:
@@ -258,19 +266,79 @@ def _answerer_spec(opts: RunOptions, project: Any) -> Any:
     return spec
 
 
-def _run(opts: RunOptions, example: str | None) -> int:
-    from ragrail.answerers import build_answerer, plan_calls
+def _run(opts: RunOptions) -> int:
     from ragrail.golden import load_golden
+    from ragrail.results import load_run
+    from ragrail.scoring.case import ScoringOptions
+
+    if opts.example and opts.config:
+        raise click.UsageError("--example and --config contradict each other")
+    if opts.example and opts.save_baseline and opts.baseline is None:
+        raise InputError(
+            f"the {opts.example} example's bundled baseline is read-only; copy the example with "
+            f"`ragrail example {opts.example} DIR` and run `ragrail run --save-baseline` there "
+            "(or pass --baseline PATH)"
+        )
+    project = _project(opts.config, opts.example)
+    cfg = project.config
+    baseline_path = opts.baseline or project.baseline
+    # Read every input before any work, so a bad file fails fast and nothing is written.
+    golden = load_golden(opts.golden or project.golden)
+    baseline = load_run(baseline_path) if baseline_path.is_file() else None
+    top_k = opts.top_k or cfg.pipeline.top_k
+    options = ScoringOptions(
+        k=top_k, checks=tuple(cfg.checks), require_faithful=cfg.scoring.require_faithful
+    )
+    if cfg.system.kind == "outputs":
+        result = _run_outputs(opts, project, golden, options)
+        pipeline = answerer = None
+    else:
+        outcome = _run_pipeline(opts, project, golden, options)
+        if isinstance(outcome, int):
+            return outcome
+        result, pipeline, answerer = outcome
+    return _report(opts, cfg, result, baseline, baseline_path, golden, pipeline, answerer, options)
+
+
+def _run_outputs(opts: RunOptions, project: Any, golden: Any, options: Any) -> Any:
+    from ragrail.run import evaluate_outputs
+    from ragrail.systems import OutputsFile
+
+    ignored = [
+        flag
+        for flag, value in (
+            ("--claude", opts.claude),
+            ("--answerer", opts.answerer),
+            ("--top-k", opts.top_k),
+            ("--chunk-words", opts.chunk_words),
+            ("--dry-run", opts.dry_run),
+            ("--repeats", opts.repeats),
+            ("--rerun-failures", opts.rerun_failures),
+        )
+        if value
+    ]
+    if ignored:
+        raise click.UsageError(
+            f"{', '.join(ignored)} do not apply: this project's system is a precomputed "
+            'outputs file ([system] kind = "outputs")'
+        )
+    path = project.config.system.path
+    if not path:
+        raise InputError(
+            '[system] kind = "outputs" needs path = "FILE.jsonl"', str(project.config_path)
+        )
+    return evaluate_outputs(project.config.name, golden, OutputsFile(project.root / path), options)
+
+
+def _run_pipeline(opts: RunOptions, project: Any, golden: Any, options: Any) -> Any:
+    from ragrail.answerers import build_answerer, plan_calls
     from ragrail.pipeline import Pipeline, PipelineSettings
     from ragrail.reports.progress import call_progress
-    from ragrail.reports.terminal import diff_text, plan_text, reruns_text, scorecard
-    from ragrail.results import load_run
-    from ragrail.run import evaluate, rerun_failures
+    from ragrail.reports.terminal import plan_text
+    from ragrail.run import evaluate
 
-    project = _project(opts.config, example)
     cfg = project.config
     pipe = cfg.pipeline
-    baseline_path = opts.baseline or project.baseline
     settings = PipelineSettings(
         docs=opts.docs or project.docs,
         product=cfg.product,
@@ -281,9 +349,6 @@ def _run(opts: RunOptions, example: str | None) -> int:
     )
     spec = _answerer_spec(opts, project)
     repeats = opts.repeats or cfg.answerer.repeats
-    # Read every input before any work, so a bad file fails fast and nothing is written.
-    golden = load_golden(opts.golden or project.golden)
-    baseline = load_run(baseline_path) if baseline_path.is_file() else None
     pipeline = Pipeline(settings)
 
     if opts.dry_run:
@@ -301,7 +366,7 @@ def _run(opts: RunOptions, example: str | None) -> int:
     with call_progress(n_calls, f"answering ({spec.name})") as on_result:
         answerer = build_answerer(spec, on_result)
         try:
-            result = evaluate(cfg.name, golden, pipeline, answerer, repeats)
+            result = evaluate(cfg.name, golden, pipeline, answerer, repeats, options)
         except KeyboardInterrupt:
             usage = getattr(answerer, "usage", None)
             done = f"{usage.calls} calls finished" if usage else "finished calls"
@@ -312,10 +377,34 @@ def _run(opts: RunOptions, example: str | None) -> int:
                 err=True,
             )
             return 130
+    if opts.rerun_failures and not spec.uses_model:
+        click.echo(
+            "(--rerun-failures needs a model answerer; the stand-in always answers the same)"
+        )
+    return result, pipeline, answerer
 
-    click.echo(scorecard(result))
-    if opts.rerun_failures and spec.uses_model:
-        reruns = rerun_failures(result, golden, pipeline, answerer, opts.rerun_failures)
+
+def _report(
+    opts: RunOptions,
+    cfg: Any,
+    result: Any,
+    baseline: Any,
+    baseline_path: Path,
+    golden: Any,
+    pipeline: Any,
+    answerer: Any,
+    options: Any,
+) -> int:
+    from ragrail.reports.terminal import diff_text, reruns_text, scorecard
+    from ragrail.run import rerun_failures
+
+    click.echo(scorecard(result, metrics=opts.metrics or cfg.report.metrics))
+    if (
+        opts.rerun_failures
+        and pipeline is not None
+        and getattr(answerer, "usage", None) is not None
+    ):
+        reruns = rerun_failures(result, golden, pipeline, answerer, opts.rerun_failures, options)
         if reruns:
             click.echo()
             click.echo(reruns_text(reruns))
@@ -333,7 +422,7 @@ def _run(opts: RunOptions, example: str | None) -> int:
         click.echo(f"Wrote results to {opts.json_path}")
     if result.totals.n_errors:
         click.echo(
-            f"ragrail: {result.totals.n_errors} question(s) have failed model calls "
+            f"ragrail: {result.totals.n_errors} question(s) failed to run "
             "(shown as ERROR above); exit 3",
             err=True,
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ragrail.results import CaseResult, RunResult
+from ragrail.stats import McNemar, mcnemar_exact
 
 Kind = Literal["fixed", "WORSE"]
 
@@ -39,6 +40,7 @@ class Diff:
     new_cases: list[str] = field(default_factory=list)
     removed_cases: list[str] = field(default_factory=list)
     errored_cases: list[str] = field(default_factory=list)
+    answer_flips: McNemar | None = None  # paired test on per-question pass/fail flips
 
     @property
     def worse(self) -> list[Change]:
@@ -160,10 +162,27 @@ def compare(run: RunResult, baseline: RunResult) -> Diff:
         for change in changes:
             if change is not None:
                 (fixed if change.kind == "fixed" else worse).append(change)
+    if same_answerer:
+        diff.answer_flips = answer_flip_test(run, baseline)
     # fixed lines first, then WORSE, each in golden-set order: the lines a
     # reviewer must act on end up last, next to the exit status.
     diff.changes = fixed + worse
     return diff
+
+
+def answer_flip_test(run: RunResult, baseline: RunResult) -> McNemar:
+    """McNemar's exact test on the questions answered in both runs whose verdict flipped
+    (a question passes when all its answers pass)."""
+    worse = better = 0
+    for new in run.cases:
+        old = baseline.case(new.id)
+        if old is None or not old.answer_runs or not new.answer_runs:
+            continue
+        if old.answer_pass and not new.answer_pass:
+            worse += 1
+        elif new.answer_pass and not old.answer_pass:
+            better += 1
+    return mcnemar_exact(worse, better)
 
 
 def _who(run: RunResult) -> str:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ragrail.errors import InputError
 from ragrail.fileio import read_text
 from ragrail.pipeline import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
+from ragrail.scoring.checks import CheckSpec
 
 CONFIG_NAME = "ragrail.toml"
 EXAMPLES_DIR = Path(__file__).parent / "examples"
@@ -51,6 +52,27 @@ class PriceConfig(BaseModel):
     output: float = Field(ge=0.0, description="USD per million output tokens")
 
 
+class SystemConfig(BaseModel):
+    """The system under test: the built-in pipeline, or precomputed outputs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["pipeline", "outputs"] = "pipeline"
+    path: str | None = None  # for "outputs": the JSONL file
+
+
+class ScoringConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    require_faithful: bool = False  # an unsupported claim fails the answer
+
+
+class ReportConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metrics: bool = False  # print the per-question metrics table
+
+
 class ProjectConfig(BaseModel):
     """The schema of ``ragrail.toml``."""
 
@@ -64,6 +86,10 @@ class ProjectConfig(BaseModel):
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     answerer: AnswererConfig = Field(default_factory=AnswererConfig)
     prices: dict[str, PriceConfig] = Field(default_factory=dict)
+    system: SystemConfig = Field(default_factory=SystemConfig)
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    report: ReportConfig = Field(default_factory=ReportConfig)
+    checks: list[CheckSpec] = Field(default_factory=list)
 
 
 class Project(BaseModel):

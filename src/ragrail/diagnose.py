@@ -58,14 +58,22 @@ def locate_missed_facts(case: Case, found: Sequence[str], pipeline: Pipeline) ->
             ranks = {i: pipeline.retriever.rank_of(scores, i) for i in holders}
             best = min(holders, key=lambda i: ranks[i])
             score = round(float(scores[best]), 4)
-            where = (
-                "below_min_score"
-                if score < pipeline.settings.min_score or score <= 0
-                else "below_k"
-            )
+            cut = _sentence_cut(chunks, texts, best, needle)
+            if cut is not None:
+                # The fact is whole, but the chunker cut its sentence: the fragment
+                # holding it lost the words that would have matched the question.
+                out.append(
+                    MissedFact(fact=fact, where="cut", chunks=cut, rank=ranks[best], score=score)
+                )
+                continue
+            below = score < pipeline.settings.min_score or score <= 0
             out.append(
                 MissedFact(
-                    fact=fact, where=where, chunks=[chunks[best].id], rank=ranks[best], score=score
+                    fact=fact,
+                    where="below_min_score" if below else "below_k",
+                    chunks=[chunks[best].id],
+                    rank=ranks[best],
+                    score=score,
                 )
             )
             continue
@@ -80,6 +88,26 @@ def locate_missed_facts(case: Case, found: Sequence[str], pipeline: Pipeline) ->
     return out
 
 
+_END = (".", "!", "?", ":")
+
+
+def _sentence_cut(chunks, texts: list[str], i: int, needle: str) -> list[str] | None:
+    """[previous, holder] or [holder, next] when the sentence holding the fact in chunk i
+    runs over a chunk boundary of the same document; None when it is whole."""
+    text = texts[i]
+    at = text.find(needle)
+    before, after = text[:at], text[at + len(needle) :]
+    if i > 0 and chunks[i - 1].source == chunks[i].source:
+        starts_inside = any(p in before for p in _END[:3])
+        if not starts_inside and not texts[i - 1].rstrip().endswith(_END):
+            return [chunks[i - 1].id, chunks[i].id]
+    if i + 1 < len(chunks) and chunks[i + 1].source == chunks[i].source:
+        ends_inside = any(p in after for p in _END[:3])
+        if not ends_inside and not text.rstrip().endswith(_END):
+            return [chunks[i].id, chunks[i + 1].id]
+    return None
+
+
 def _cut_between(chunks, texts: list[str], sources: Sequence[str], needle: str) -> list[str] | None:
     """The ids of two consecutive chunks of one source whose joined text holds the fact."""
     for i in range(len(chunks) - 1):
@@ -90,6 +118,11 @@ def _cut_between(chunks, texts: list[str], sources: Sequence[str], needle: str) 
 
 
 def describe_missed(m: MissedFact, min_score: float) -> str:
+    if m.where == "cut" and m.rank is not None:
+        return (
+            f'"{m.fact}" lost its sentence: the chunker cut it between {m.chunks[0]} and '
+            f"{m.chunks[1]}, and the fragment ranked {m.rank} (score {m.score:.2f})"
+        )
     if m.where == "cut":
         return f'"{m.fact}" is cut between {m.chunks[0]} and {m.chunks[1]}'
     if m.where == "below_k":
@@ -143,7 +176,10 @@ def assign_cause(result: CaseResult, min_score: float = 0.0) -> None:
     if any("cite" in p or "citation" in p for p in result.problems):
         result.cause, result.cause_detail = "wrong or unknown citation", None
     elif any(p.startswith("unsupported claim") for p in result.problems):
-        result.cause, result.cause_detail = "unsupported claim", None
+        result.cause = "unsupported claim"
+        result.cause_detail = "; ".join(
+            f'"{c.text}": {c.reason}' for c in result.claims if not c.supported
+        )
     elif result.check_problems:
         result.cause, result.cause_detail = "code check", "; ".join(result.check_problems)
     else:

@@ -18,9 +18,9 @@ from ragrail.results import (
     Trace,
     Usage,
 )
-from ragrail.scoring.answers import check_answer
-from ragrail.scoring.case import ScoringOptions, score_case
+from ragrail.scoring.case import ScoringOptions, answer_problems, score_case
 from ragrail.stats import bootstrap_mean, wilson
+from ragrail.systems import OutputsFile
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -189,13 +189,19 @@ def usage_of(answerer: Answerer) -> Usage | None:
 
 
 def rerun_failures(
-    result: RunResult, golden: GoldenSet, pipeline: Pipeline, answerer: Answerer, times: int
+    result: RunResult,
+    golden: GoldenSet,
+    pipeline: Pipeline,
+    answerer: Answerer,
+    times: int,
+    options: ScoringOptions | None = None,
 ) -> dict[str, list[tuple[str | None, str | None, list[str]]]]:
     """Answer each failing case ``times`` more times, with fresh repeat indexes
     (so the cache does not hand back the same answer), and check each answer.
 
     Returns case id -> [(answer, error, problems)], for a person to read.
     """
+    options = options or ScoringOptions(k=result.config.top_k)
     failing = [c for c in result.cases if c.answer_runs and not c.answer_pass]
     if not failing or times < 1:
         return {}
@@ -208,8 +214,25 @@ def rerun_failures(
     for req, res in zip(requests, answerer.answer_all(requests), strict=True):
         case = by_id[req.case_id]
         given = {c.id for c in req.chunks}
-        problems = (
-            [] if res.error else check_answer(case.facts, case.sources, res.answer or "", given)
-        )
+        problems = [] if res.error else answer_problems(case, res.answer or "", given, options)[0]
         out[req.case_id].append((res.answer, res.error, problems))
     return out
+
+
+def evaluate_outputs(
+    name: str, golden: GoldenSet, outputs: OutputsFile, options: ScoringOptions | None = None
+) -> RunResult:
+    """Score precomputed outputs (a JSONL file) against the golden set; calls nothing."""
+    traces = outputs.traces(golden.cases)
+    config = RunConfig(
+        name=name,
+        chunking="precomputed",
+        top_k=max(outputs.max_contexts, 1),
+        min_score=0.0,
+        retriever="precomputed",
+        answerer="outputs",
+        answerer_label=f"precomputed outputs ({outputs.path.name})",
+        n_chunks=outputs.n_contexts,
+        n_cases=len(golden.cases),
+    )
+    return score_run(config, golden.cases, traces, options or ScoringOptions(k=config.top_k))

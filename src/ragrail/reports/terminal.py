@@ -13,31 +13,19 @@ WIDTH = 80
 
 
 def wrap(text: str, width: int, subsequent: str = "") -> list[str]:
-    """Wrap at "; " and ", " boundaries first, so a quoted fact stays on one line;
-    fall back to word wrapping only for a piece too long to fit."""
-    pieces = re.split(r"(?<=[;,]) ", text)
-    lines = [pieces[0]]
-    for piece in pieces[1:]:
-        if len(lines[-1]) + 1 + len(piece) <= width:
-            lines[-1] += " " + piece
-        else:
-            lines.append(subsequent + piece)
-    out: list[str] = []
-    for line in lines:
-        if len(line) <= width:
-            out.append(line)
-            continue
-        lead = line[: len(line) - len(line.lstrip())]
-        out.extend(
-            textwrap.wrap(
-                line.strip(),
-                width,
-                initial_indent=lead,
-                subsequent_indent=subsequent,
-                break_long_words=False,
-            )
-        )
-    return out
+    """Word-wrap one line, never inside a double-quoted string (a fact stays whole),
+    never at a hyphen (``account-recovery#1`` stays whole)."""
+    protected = re.sub(r'"[^"]*"', lambda m: m.group(0).replace(" ", "\x00"), text)
+    lead = protected[: len(protected) - len(protected.lstrip())]
+    lines = textwrap.wrap(
+        protected.strip(),
+        width,
+        initial_indent=lead,
+        subsequent_indent=subsequent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return [line.replace("\x00", " ") for line in lines] or [text]
 
 
 def retrieval_label(case: CaseResult) -> str:
@@ -162,8 +150,11 @@ def totals_lines(run: RunResult) -> list[str]:
 def metrics_table(run: RunResult) -> str:
     """Per-question context precision, context recall, MRR, faithfulness, correctness."""
     id_width = max([len("question"), *(len(c.id) for c in run.cases)]) + 2
-    cols = ("ctx prec", "ctx recall", "MRR", "faithful", "correct")
-    lines = [f"  {'question':<{id_width}}" + "".join(f"{c:>11}" for c in cols)]
+    cols = ("precision", "recall", "MRR", "faithful", "correct")
+    lines = [
+        "  per question: context precision and recall, MRR, faithfulness, correctness",
+        f"  {'question':<{id_width}}" + "".join(f"{c:>11}" for c in cols),
+    ]
     for c in run.cases:
         values = (
             c.context_precision,
@@ -224,6 +215,13 @@ def diff_text(diff: Diff) -> str:
     if diff.answers_compared:
         old, new = pct(b.answer_pass_rate), pct(r.answer_pass_rate)
         lines.append(f"  answers pass   {_moved(old, new)}")
+        if diff.answer_flips is not None and (diff.answer_flips.worse or diff.answer_flips.better):
+            f = diff.answer_flips
+            verdict = "significant" if f.significant else "not significant"
+            lines.append(
+                f"                 {f.better} fixed, {f.worse} broken: McNemar exact "
+                f"p={f.p_value:.2f}, {verdict}"
+            )
     if b.prompt_tokens_mean is not None and r.prompt_tokens_mean is not None:
         old_t, new_t = str(round(b.prompt_tokens_mean)), str(round(r.prompt_tokens_mean))
         lines.append(f"  prompt tokens  {_moved(old_t, new_t)}")

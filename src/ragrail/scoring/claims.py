@@ -4,7 +4,7 @@ Claims: the answer is split into sentences (at . ! ? followed by a space, and
 at line breaks and list bullets), then into clauses at commas, semicolons and
 a clause-joining "and"/"but". Citation markers like ``[refund-policy#2]`` are
 removed first. A fragment with no content word and no number is not a claim
-("Yes.", "Thanks").
+("Yes.", "Thanks!").
 
 Support: a claim is supported by the retrieved text when
 
@@ -36,6 +36,8 @@ _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+|^\s*[-*•]\s+", re.M)
 _CLAUSES = re.compile(r"\s*[,;:]\s+|\s+(?:and|but)\s+(?=\w+\s+\w+)", re.I)
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(\s?%)?")
 _LEAD = re.compile(r"^(?:and|but|or|so)\s+", re.I)
+# Pleasantries carry no claim about the world.
+_SMALL_TALK = frozenset("yes ok okay sure thank thanks please hello hi sorry great".split())
 
 
 def split_claims(answer: str) -> list[str]:
@@ -45,7 +47,7 @@ def split_claims(answer: str) -> list[str]:
     for sentence in _SENTENCES.split(text):
         for clause in _CLAUSES.split(sentence or ""):
             clause = _LEAD.sub("", clause.strip()).strip(" .!?\"'")
-            if clause and (numbers(clause) or terms(clause)):
+            if clause and (numbers(clause) or set(terms(clause)) - _SMALL_TALK):
                 claims.append(clause)
     return claims
 
