@@ -289,8 +289,8 @@ def _run(opts: RunOptions) -> int:
     options = ScoringOptions(
         k=top_k, checks=tuple(cfg.checks), require_faithful=cfg.scoring.require_faithful
     )
-    if cfg.system.kind == "outputs":
-        result = _run_outputs(opts, project, golden, options)
+    if cfg.system.kind != "pipeline":
+        result = _run_system(opts, project, golden, options)
         pipeline = answerer = None
     else:
         outcome = _run_pipeline(opts, project, golden, options)
@@ -300,9 +300,9 @@ def _run(opts: RunOptions) -> int:
     return _report(opts, cfg, result, baseline, baseline_path, golden, pipeline, answerer, options)
 
 
-def _run_outputs(opts: RunOptions, project: Any, golden: Any, options: Any) -> Any:
-    from ragrail.run import evaluate_outputs
-    from ragrail.systems import OutputsFile
+def _run_system(opts: RunOptions, project: Any, golden: Any, options: Any) -> Any:
+    from ragrail.run import evaluate_system
+    from ragrail.systems import make_system
 
     ignored = [
         flag
@@ -317,17 +317,15 @@ def _run_outputs(opts: RunOptions, project: Any, golden: Any, options: Any) -> A
         )
         if value
     ]
+    kind = project.config.system.kind
     if ignored:
         raise click.UsageError(
-            f"{', '.join(ignored)} do not apply: this project's system is a precomputed "
-            'outputs file ([system] kind = "outputs")'
+            f"{', '.join(ignored)} do not apply: this project's system under test is "
+            f'[system] kind = "{kind}", not the built-in pipeline'
         )
-    path = project.config.system.path
-    if not path:
-        raise InputError(
-            '[system] kind = "outputs" needs path = "FILE.jsonl"', str(project.config_path)
-        )
-    return evaluate_outputs(project.config.name, golden, OutputsFile(project.root / path), options)
+    system = make_system(project.config.system, project.root)
+    result = evaluate_system(project.config.name, golden, system, options)
+    return result
 
 
 def _run_pipeline(opts: RunOptions, project: Any, golden: Any, options: Any) -> Any:
@@ -562,7 +560,8 @@ def lint(
 
     Every source must name a document and every fact must appear in one of its
     case's sources, so a typo in a label fails here instead of looking like a
-    bot failure. Exits 1 when it finds problems.
+    bot failure. Near-duplicate questions and documents no case uses are
+    warnings. Exits 1 when it finds errors.
     """
     from ragrail.corpus import load_documents
     from ragrail.golden import lint_golden, load_golden
@@ -573,10 +572,96 @@ def lint(
     problems = lint_golden(gold, documents)
     for problem in problems:
         click.echo(str(problem), err=True)
-    if problems:
-        click.echo(f"lint: {len(problems)} problem(s) in {gold.path}", err=True)
+    errors = [p for p in problems if not p.warning]
+    warnings = len(problems) - len(errors)
+    note = f", {warnings} warning(s)" if warnings else ""
+    if errors:
+        click.echo(f"lint: {len(errors)} error(s){note} in {gold.path}", err=True)
         return EXIT_REGRESSION
-    click.echo(f"lint: {len(gold.cases)} cases, {len(documents)} documents: OK")
+    click.echo(f"lint: {len(gold.cases)} cases, {len(documents)} documents: OK{note}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- init / add
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("folder", type=click.Path(path_type=Path), default=".")
+def init(folder: Path) -> int:
+    """Start a ragrail project in FOLDER (default: here).
+
+    Writes a commented ragrail.toml, a starter golden.json, docs/example.md and
+    .github/workflows/evals.yml. Refuses to overwrite any existing file.
+    """
+    templates = Path(__file__).parent / "templates"
+    config_dir = Path(__file__).parent / "examples" / "kitebase"
+    files = {
+        folder / "ragrail.toml": templates / "ragrail.toml",
+        folder / "golden.json": templates / "golden.json",
+        folder / "docs" / "example.md": templates / "example.md",
+        folder / ".github" / "workflows" / "evals.yml": config_dir / "evals.yml",
+    }
+    existing = [str(p) for p in files if p.exists()]
+    if existing:
+        raise InputError(f"would overwrite {', '.join(existing)}; nothing was written")
+    for target, source in files.items():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    click.echo(
+        f"Started a ragrail project in {folder}:\n"
+        + "".join(f"  {p.relative_to(folder)}\n" for p in files)
+        + "Next: put your documents in docs/, label questions (ragrail add), then\n"
+        "  ragrail lint && ragrail run --save-baseline"
+    )
+    return EXIT_OK
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--config", "-c", type=click.Path(path_type=Path), help="Project file.")
+@click.option("--golden", "-g", type=click.Path(path_type=Path), help="Golden set file.")
+@click.option("--id", "case_id", required=True, help="A unique id, e.g. lost-phone.")
+@click.option("--question", "-q", required=True, help="The question, as a user would type it.")
+@click.option(
+    "--source",
+    "-s",
+    "sources",
+    multiple=True,
+    help="A document that answers it (repeat for several; none: the docs don't cover it).",
+)
+@click.option(
+    "--fact",
+    "-f",
+    "facts",
+    multiple=True,
+    help="A string a correct answer must contain (repeat for several).",
+)
+@click.option("--tag", "-t", "tags", multiple=True, help="A tag (repeat for several).")
+def add(
+    config: Path | None,
+    golden: Path | None,
+    case_id: str,
+    question: str,
+    sources: tuple[str, ...],
+    facts: tuple[str, ...],
+    tags: tuple[str, ...],
+) -> int:
+    """Append a labelled question to the golden set (refusing duplicate ids and questions)."""
+    from pydantic import ValidationError
+
+    from ragrail.golden import Case, add_case
+
+    path = golden or _project(config, None).golden
+    try:
+        case = Case(
+            id=case_id, question=question, sources=list(sources), facts=list(facts), tags=list(tags)
+        )
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InputError(f"--{err['loc'][0]}: {err['msg'].removeprefix('Value error, ')}") from None
+    if facts and not sources:
+        raise InputError("a case with --fact needs a --source (a fact is found in a source)")
+    add_case(path, case)
+    click.echo(f"Added {case_id!r} to {path}. Check the labels with `ragrail lint`.")
     return EXIT_OK
 
 

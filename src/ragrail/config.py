@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -53,12 +53,27 @@ class PriceConfig(BaseModel):
 
 
 class SystemConfig(BaseModel):
-    """The system under test: the built-in pipeline, or precomputed outputs."""
+    """The system under test: the built-in pipeline, a Python callable, an HTTP
+    endpoint, or a precomputed outputs file."""
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["pipeline", "outputs"] = "pipeline"
-    path: str | None = None  # for "outputs": the JSONL file
+    kind: Literal["pipeline", "python", "http", "outputs"] = "pipeline"
+    path: str | None = None  # outputs: the JSONL file
+    target: str | None = None  # python: "package.module:function"
+    url: str | None = None  # http: where to POST
+    headers: dict[str, str] = Field(default_factory=dict)  # http: "${VAR}" reads the environment
+    body: dict[str, Any] = Field(default_factory=dict)  # http: fixed fields sent with each question
+    question_field: str = "question"  # http: where the question goes in the request body
+    answer_field: str = "answer"  # http: dotted path to the answer in the reply
+    contexts_field: str = "contexts"  # http: dotted path to the list of retrieved passages
+    context_id_field: str = "id"
+    context_source_field: str = "source"
+    context_text_field: str = "text"
+    context_score_field: str = "score"
+    timeout: float = Field(default=30.0, gt=0)
+    max_retries: int = Field(default=3, ge=0)
+    concurrency: int = Field(default=8, ge=1)
 
 
 class ScoringConfig(BaseModel):

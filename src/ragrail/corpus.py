@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 
 from ragrail.errors import InputError
 
-DOC_SUFFIXES = (".md", ".markdown", ".txt")
+DOC_SUFFIXES = (".md", ".markdown", ".txt", ".html", ".htm")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
 
@@ -41,6 +42,8 @@ def load_documents(folder: Path) -> list[Document]:
                 text = path.read_text(encoding="utf-8")
             except UnicodeDecodeError:
                 raise InputError("document is not UTF-8 text", str(path)) from None
+            if path.suffix.lower() in (".html", ".htm"):
+                text = html_to_markdown(text)
             docs.append(Document(name=path.stem, text=text))
     if not docs:
         raise InputError(f"no documents ({', '.join(DOC_SUFFIXES)}) in folder", str(folder))
@@ -49,6 +52,46 @@ def load_documents(folder: Path) -> list[Document]:
     if dupes:
         raise InputError(f"two documents share the name {dupes[0]!r}", str(folder))
     return docs
+
+
+class _HTMLText(HTMLParser):
+    """Headings become Markdown headings, block elements paragraphs; script and style go."""
+
+    BLOCKS = frozenset("p div li tr br section article blockquote pre table ul ol dd dt".split())
+    SKIP = frozenset(("script", "style", "head", "template", "noscript"))
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.SKIP:
+            self.skip += 1
+        elif len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
+            self.parts.append("\n\n" + "#" * int(tag[1]) + " ")
+        elif tag in self.BLOCKS:
+            self.parts.append("\n\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.SKIP:
+            self.skip = max(0, self.skip - 1)
+        elif (len(tag) == 2 and tag[0] == "h" and tag[1] in "123456") or tag in self.BLOCKS:
+            self.parts.append("\n\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip:
+            self.parts.append(re.sub(r"\s+", " ", data))
+
+
+def html_to_markdown(html: str) -> str:
+    """Plain text of an HTML page with its headings kept as Markdown headings,
+    so section chunking works the same on HTML help centers."""
+    parser = _HTMLText()
+    parser.feed(html)
+    parser.close()
+    lines = [line.strip() for line in "".join(parser.parts).splitlines()]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip() + "\n"
 
 
 def split_sections(text: str) -> list[str]:

@@ -64,14 +64,25 @@ class GoldenSet:
         return f"{self.path}:{line}" if line else str(self.path)
 
 
+GOLDEN_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml", ".csv")
+LIST_SEPARATOR = "|"  # between sources, facts or tags in one CSV cell
+
+
 def load_golden(path: Path) -> GoldenSet:
-    """Load a golden set from a JSON array (or ``{"cases": [...]}``) or JSONL file.
+    """Load a golden set from JSON (an array, or ``{"cases": [...]}``), JSONL, YAML
+    (a list, or ``cases:``) or CSV (columns id, question, sources, facts, tags; several
+    values in one cell separated by ``|``).
 
     Every problem is an InputError naming the file, line and field.
     """
     text = read_text(path, "golden set")
-    if path.suffix.lower() == ".jsonl":
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
         raw = _jsonl_items(text, path)
+    elif suffix in (".yaml", ".yml"):
+        raw = _yaml_items(text, path)
+    elif suffix == ".csv":
+        raw = _csv_items(text, path)
     else:
         raw = json_array_items(text, path)
         if raw is None:
@@ -81,6 +92,47 @@ def load_golden(path: Path) -> GoldenSet:
             else:
                 raise InputError('expected a JSON array of cases (or {"cases": [...]})', str(path))
     return _build(path, raw)
+
+
+def _yaml_items(text: str, path: Path) -> list[tuple[Any, int]]:
+    import yaml
+
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(f"invalid YAML: {problem}", where) from None
+    if isinstance(data, dict) and "cases" in data and isinstance(root, yaml.MappingNode):
+        data = data["cases"]
+        root = next(v for k, v in root.value if k.value == "cases")
+    if not isinstance(data, list) or not isinstance(root, yaml.SequenceNode):
+        raise InputError("expected a YAML list of cases (or cases: [...])", str(path))
+    return [(item, node.start_mark.line + 1) for item, node in zip(data, root.value, strict=True)]
+
+
+def _csv_items(text: str, path: Path) -> list[tuple[Any, int]]:
+    import csv
+    import io
+
+    reader = csv.DictReader(io.StringIO(text))
+    known = {"id", "question", "sources", "facts", "tags"}
+    unknown = [f for f in reader.fieldnames or [] if f not in known]
+    if unknown:
+        raise InputError(
+            f"unknown CSV column {unknown[0]!r}; expected id, question, sources, facts, tags",
+            f"{path}:1",
+        )
+    items = []
+    for row in reader:
+        item: dict[str, Any] = {"id": row.get("id") or "", "question": row.get("question") or ""}
+        for key in ("sources", "facts", "tags"):
+            cell = (row.get(key) or "").strip()
+            item[key] = [v.strip() for v in cell.split(LIST_SEPARATOR) if v.strip()] if cell else []
+        items.append((item, reader.line_num))
+    return items
 
 
 def _jsonl_items(text: str, path: Path) -> list[tuple[Any, int]]:
@@ -134,9 +186,12 @@ class LintProblem:
     where: str
     case_id: str
     message: str
+    warning: bool = False
 
     def __str__(self) -> str:
-        return f"{self.where}: case {self.case_id!r}: {self.message}"
+        kind = "warning: " if self.warning else ""
+        subject = f"case {self.case_id!r}: " if self.case_id else ""
+        return f"{self.where}: {kind}{subject}{self.message}"
 
 
 def lint_golden(golden: GoldenSet, documents: dict[str, str]) -> list[LintProblem]:
@@ -165,4 +220,97 @@ def lint_golden(golden: GoldenSet, documents: dict[str, str]) -> list[LintProble
                 problems.append(
                     LintProblem(where, case.id, f'fact "{fact}" not found in {", ".join(known)}')
                 )
+    problems.extend(_near_duplicates(golden))
+    used = {s for case in golden.cases for s in case.sources}
+    for name in sorted(set(documents) - used):
+        problems.append(
+            LintProblem(str(golden.path), "", f"no case uses the document {name!r}", warning=True)
+        )
     return problems
+
+
+def question_words(question: str) -> frozenset[str]:
+    from ragrail.retrieval import terms
+
+    return frozenset(terms(question))
+
+
+def _near_duplicates(golden: GoldenSet, threshold: float = 0.8) -> list[LintProblem]:
+    """Warn about questions whose content words overlap by Jaccard >= 0.8 (or are identical):
+    a near-duplicate adds weight to one behaviour without testing a new one."""
+    words = [(c, question_words(c.question)) for c in golden.cases]
+    out = []
+    for i, (a, wa) in enumerate(words):
+        for b, wb in words[i + 1 :]:
+            if not wa or not wb:
+                continue
+            jaccard = len(wa & wb) / len(wa | wb)
+            if jaccard >= threshold:
+                out.append(
+                    LintProblem(
+                        golden.where(b.id),
+                        b.id,
+                        f"question is a near-duplicate of {a.id!r} ({jaccard:.0%} shared words)",
+                        warning=True,
+                    )
+                )
+    return out
+
+
+def add_case(path: Path, case: Case) -> None:
+    """Append a case to a golden-set file in its own format, refusing duplicates.
+
+    The existing text is kept as it is (a JSON array gets the case inserted before
+    its closing bracket), and the file is replaced atomically.
+    """
+    from ragrail.fileio import atomic_write_text
+
+    golden = load_golden(path)
+    for other in golden.cases:
+        if other.id == case.id:
+            raise InputError(f"a case with id {case.id!r} already exists", golden.where(case.id))
+        if other.question.strip().lower() == case.question.strip().lower():
+            raise InputError(
+                f"case {other.id!r} already asks this question", golden.where(other.id)
+            )
+    text = read_text(path, "golden set")
+    data = case.model_dump(exclude_defaults=True, exclude={"checks"} if not case.checks else set())
+    data.setdefault("sources", [])
+    data.setdefault("facts", [])
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        new = text.rstrip("\n") + "\n" + json.dumps(data, ensure_ascii=False) + "\n"
+    elif suffix in (".yaml", ".yml"):
+        import yaml
+
+        item = yaml.safe_dump([data], allow_unicode=True, sort_keys=False, default_flow_style=None)
+        if text.lstrip().startswith("cases:"):
+            item = "".join("  " + line for line in item.splitlines(keepends=True))
+        new = text.rstrip("\n") + "\n" + item
+    elif suffix == ".csv":
+        import csv
+        import io
+
+        buf = io.StringIO()
+        header = (
+            text.splitlines()[0].split(",")
+            if text.strip()
+            else ["id", "question", "sources", "facts", "tags"]
+        )
+        writer = csv.DictWriter(buf, fieldnames=[h.strip() for h in header], lineterminator="\n")
+        writer.writerow(
+            {
+                k: LIST_SEPARATOR.join(v) if isinstance(v, list) else v
+                for k, v in {**data, "tags": data.get("tags", [])}.items()
+                if k in writer.fieldnames
+            }
+        )
+        new = text.rstrip("\n") + "\n" + buf.getvalue()
+    else:
+        end = text.rstrip().rfind("]")
+        if end < 0 or not text.lstrip().startswith("["):
+            raise InputError("ragrail add appends to a golden set that is a JSON array", str(path))
+        head = text[:end].rstrip()
+        sep = "," if not head.endswith("[") else ""
+        new = f"{head}{sep}\n  {json.dumps(data, ensure_ascii=False)}\n]\n"
+    atomic_write_text(path, new)

@@ -10,7 +10,7 @@ from ragrail.answerers.base import NO_CONTEXT_ANSWER, Answerer, AnswerRequest
 from ragrail.corpus import Chunk, describe_chunking, load_documents, make_chunks
 from ragrail.prompt import DEFAULT_TEMPLATE, build_prompt, estimate_tokens
 from ragrail.results import RetrievedChunk, Sample, Trace
-from ragrail.retrieval import StandinRetriever
+from ragrail.retrieval import make_retriever
 
 DEFAULT_TOP_K = 3
 DEFAULT_MIN_SCORE = 0.2
@@ -38,7 +38,7 @@ class Pipeline:
         self.settings = settings
         self.docs = load_documents(settings.docs)
         self.chunks: list[Chunk] = make_chunks(self.docs, settings.chunk_words)
-        self.retriever = StandinRetriever(self.chunks)
+        self.retriever = make_retriever(settings.retriever, self.chunks)
 
     def retrieve(self, questions: Sequence[str]) -> list[list[RetrievedChunk]]:
         s = self.settings

@@ -194,3 +194,78 @@ def make_provider(name: str, model: str | None, base_url: str | None, timeout: f
             raise InputError("--answerer openai needs --model NAME (the server's model name)")
         return OpenAIProvider(model, base_url, timeout)
     raise InputError(f"unknown provider {name!r}; choose anthropic or openai")
+
+
+class EndpointProvider(Provider):
+    """A user's RAG service over HTTP: POST a JSON body with the question, get JSON back.
+
+    The reply body is returned as the completion's text (the system adapter
+    parses it); retries, timeouts and concurrency come from the call layer.
+    """
+
+    name = "http"
+
+    def __init__(
+        self,
+        url: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        question_field: str,
+        timeout: float,
+    ) -> None:
+        super().__init__(model="endpoint", base_url=url, timeout=timeout)
+        self._headers = headers  # may hold secrets from the environment: never logged or stored
+        self._body = body
+        self._question_field = question_field
+
+    def _make_client(self) -> Any:
+        import httpx
+
+        return httpx.AsyncClient(timeout=self.timeout, headers=self._headers)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+
+    async def complete(self, prompt: str, max_tokens: int, temperature: float | None) -> Completion:
+        body = {**self._body}
+        set_path(body, self._question_field, prompt)
+        response = await self.client.post(self.base_url, json=body)
+        response.raise_for_status()
+        return Completion(response.text, 0, 0)
+
+    def classify(self, exc: BaseException) -> Failure:
+        import httpx
+
+        if isinstance(exc, httpx.HTTPStatusError):
+            status = exc.response.status_code
+            retryable = status in (408, 409, 429) or status >= 500
+            return Failure(
+                f"HTTP {status} from {self.base_url}", retryable, _retry_after(exc.response)
+            )
+        if isinstance(exc, httpx.TimeoutException):
+            return Failure(f"timed out after {self.timeout:g} s", True)
+        if isinstance(exc, httpx.TransportError):
+            return Failure(f"connection failed: {_short(exc) or type(exc).__name__}", True)
+        return Failure(f"{type(exc).__name__}: {_short(exc)}", False)
+
+
+def set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``a.b.c`` in nested dicts, creating the levels."""
+    keys = dotted.split(".")
+    for key in keys[:-1]:
+        data = data.setdefault(key, {})
+    data[keys[-1]] = value
+
+
+def get_path(data: Any, dotted: str) -> Any:
+    """Read ``a.b.0.c`` from nested dicts and lists; None when absent."""
+    for key in dotted.split("."):
+        if isinstance(data, dict):
+            data = data.get(key)
+        elif isinstance(data, list) and key.isdigit() and int(key) < len(data):
+            data = data[int(key)]
+        else:
+            return None
+    return data

