@@ -78,6 +78,7 @@ class RunOptions:
     dry_run: bool
     example: str | None
     metrics: bool
+    retriever: str | None
 
 
 def run_options(func: Any) -> Any:
@@ -188,6 +189,11 @@ def run_options(func: Any) -> Any:
             "--example",
             metavar="NAME",
             help="Run a bundled example (kitebase, late-refund) instead of ./ragrail.toml.",
+        ),
+        click.option(
+            "--retriever",
+            type=click.Choice(["standin", "bm25", "dense"]),
+            help="standin (word matching, default), bm25, or dense (needs ragrail[semantic]).",
         ),
         click.option(
             "--metrics",
@@ -311,6 +317,7 @@ def _run_system(opts: RunOptions, project: Any, golden: Any, options: Any) -> An
             ("--answerer", opts.answerer),
             ("--top-k", opts.top_k),
             ("--chunk-words", opts.chunk_words),
+            ("--retriever", opts.retriever),
             ("--dry-run", opts.dry_run),
             ("--repeats", opts.repeats),
             ("--rerun-failures", opts.rerun_failures),
@@ -343,7 +350,7 @@ def _run_pipeline(opts: RunOptions, project: Any, golden: Any, options: Any) -> 
         chunk_words=pipe.chunk_words if opts.chunk_words is None else opts.chunk_words,
         top_k=opts.top_k or pipe.top_k,
         min_score=pipe.min_score if opts.min_score is None else opts.min_score,
-        retriever=pipe.retriever,
+        retriever=opts.retriever or pipe.retriever,
     )
     spec = _answerer_spec(opts, project)
     repeats = opts.repeats or cfg.answerer.repeats
@@ -460,6 +467,131 @@ def _project(config: Path | None, example: str | None):  # -> Project
         f"no {CONFIG_NAME} in this folder: pass --config PATH, copy an example with "
         "`ragrail example kitebase DIR`, or try `ragrail demo`"
     )
+
+
+# ---------------------------------------------------------------- sweep
+
+
+def _int_list(ctx: Any, param: Any, value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        items = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of integers") from None
+    if not items or any(v < 0 for v in items):
+        raise click.BadParameter(f"{value!r}: give one or more integers >= 0")
+    return items
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--config", "-c", type=click.Path(path_type=Path), help="Project file.")
+@click.option("--example", metavar="NAME", help="Sweep a bundled example (kitebase).")
+@click.option(
+    "--chunk-words",
+    callback=_int_list,
+    metavar="N,N,...",
+    help="Chunkings to try; 0 is by section (default: the config's).",
+)
+@click.option(
+    "--top-k", callback=_int_list, metavar="K,K,...", help="Values of k to try (default: 1,3,5)."
+)
+@click.option(
+    "--retriever",
+    "retrievers",
+    default=None,
+    metavar="NAME,NAME",
+    help="Retrievers to try: standin, bm25, dense (default: the config's).",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(path_type=Path),
+    help="Where to write the table as JSON (default: .ragrail/sweep.json).",
+)
+@click.option(
+    "--csv",
+    "csv_path",
+    type=click.Path(path_type=Path),
+    help="Where to write the table as CSV (default: .ragrail/sweep.csv).",
+)
+def sweep(
+    config: Path | None,
+    example: str | None,
+    chunk_words: list[int] | None,
+    top_k: list[int] | None,
+    retrievers: str | None,
+    json_path: Path | None,
+    csv_path: Path | None,
+) -> int:
+    """Try every combination of chunking x retriever x k and tabulate the totals.
+
+    Uses the built-in pipeline and the configured answerer (the stand-in by
+    default). Prints one row per configuration, best first, and writes the
+    table as JSON and CSV.
+
+    \b
+      ragrail sweep --example kitebase --chunk-words 0,25,50 --top-k 1,3,5 --retriever standin,bm25
+    """
+    from ragrail.answerers import build_answerer
+    from ragrail.fileio import atomic_write_text
+    from ragrail.golden import load_golden
+    from ragrail.pipeline import PipelineSettings
+    from ragrail.reports.terminal import sweep_table
+    from ragrail.retrieval import RETRIEVERS
+    from ragrail.scoring.case import ScoringOptions
+    from ragrail.sweep import run_sweep, to_csv, to_json
+
+    project = _project(config, example)
+    cfg = project.config
+    if cfg.system.kind != "pipeline":
+        raise InputError(
+            "sweep varies the built-in pipeline; this project's system is "
+            f'[system] kind = "{cfg.system.kind}"'
+        )
+    names = [r.strip() for r in (retrievers or cfg.pipeline.retriever).split(",") if r.strip()]
+    unknown = [r for r in names if r not in RETRIEVERS]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown retriever {unknown[0]!r}; choose {', '.join(RETRIEVERS)}",
+            param_hint="--retriever",
+        )
+    golden = load_golden(project.golden)
+    base = PipelineSettings(
+        docs=project.docs, product=cfg.product, min_score=cfg.pipeline.min_score
+    )
+    words = chunk_words or [cfg.pipeline.chunk_words]
+    ks = top_k or [1, 3, 5]
+    if any(k < 1 for k in ks):
+        raise click.BadParameter("k must be at least 1", param_hint="--top-k")
+    answerer = build_answerer(_answerer_spec(_plain_opts(), project))
+    options = ScoringOptions(
+        checks=tuple(cfg.checks), require_faithful=cfg.scoring.require_faithful
+    )
+    total = len(words) * len(names) * len(ks)
+    click.echo(f"{cfg.name}: {total} configurations x {len(golden.cases)} questions", err=True)
+    rows = run_sweep(cfg.name, golden, base, words, ks, names, answerer, options)
+    click.echo(sweep_table(rows))
+    json_path = json_path or project.state_dir / "sweep.json"
+    csv_path = csv_path or project.state_dir / "sweep.csv"
+    atomic_write_text(json_path, to_json(rows))
+    atomic_write_text(csv_path, to_csv(rows))
+    click.echo(f"Wrote {json_path} and {csv_path}")
+    return EXIT_OK
+
+
+def _plain_opts() -> RunOptions:
+    fields = RunOptions.__dataclass_fields__
+    defaults: dict[str, Any] = {name: None for name in fields}
+    defaults.update(
+        save_baseline=False,
+        claude=False,
+        rerun_failures=0,
+        no_cache=False,
+        dry_run=False,
+        metrics=False,
+    )
+    return RunOptions(**defaults)
 
 
 # ---------------------------------------------------------------- cache

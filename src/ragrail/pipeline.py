@@ -40,6 +40,15 @@ class Pipeline:
         self.chunks: list[Chunk] = make_chunks(self.docs, settings.chunk_words)
         self.retriever = make_retriever(settings.retriever, self.chunks)
 
+    def with_settings(self, **changes: object) -> Pipeline:
+        """The same index under other search settings (top_k, min_score): no re-indexing."""
+        import copy
+        import dataclasses
+
+        other = copy.copy(self)
+        other.settings = dataclasses.replace(self.settings, **changes)  # type: ignore[arg-type]
+        return other
+
     def retrieve(self, questions: Sequence[str]) -> list[list[RetrievedChunk]]:
         s = self.settings
         hits = self.retriever.search(questions, s.top_k, s.min_score)

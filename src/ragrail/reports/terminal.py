@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Sequence
 
 from ragrail.answerers import CallPlan
 from ragrail.compare import Diff, pct
 from ragrail.results import CaseResult, RunResult, Stat
+from ragrail.sweep import SweepRow
 
 WIDTH = 80
 
@@ -285,4 +287,38 @@ def reruns_text(reruns: dict[str, list[tuple[str | None, str | None, list[str]]]
                     body, WIDTH - 8, initial_indent="       ", subsequent_indent="       "
                 )
             )
+    return "\n".join(lines)
+
+
+def sweep_table(rows: Sequence[SweepRow]) -> str:
+    """One row per configuration, best first; * marks the best value of each metric."""
+    from ragrail.sweep import best_per_metric
+
+    best = best_per_metric(rows)
+    lines = [
+        f"  {'chunking':<18}{'retriever':<10}{'k':>2}{'hit':>7}{'recall':>8}{'answers':>9}"
+        f"{'prec':>7}{'MRR':>7}{'tokens':>8}"
+    ]
+
+    def cell(r: SweepRow, metric: str, as_pct: bool, width: int) -> str:
+        value = getattr(r, metric)
+        mark = (
+            "*"
+            if metric in best and value is not None and value == getattr(best[metric], metric)
+            else " "
+        )
+        return f"{_num(value, as_pct) + mark:>{width}}"
+
+    for r in rows:
+        tokens = "-" if r.prompt_tokens is None else f"~{round(r.prompt_tokens)}"
+        lines.append(
+            f"  {r.chunking:<18}{r.retriever:<10}{r.top_k:>2}"
+            + cell(r, "hit_rate", True, 7)
+            + cell(r, "recall", True, 8)
+            + cell(r, "answer_pass_rate", True, 9)
+            + cell(r, "context_precision", False, 7)
+            + cell(r, "mrr", False, 7)
+            + f"{tokens:>8}"
+        )
+    lines.append("  (* best value of each metric; rows best first by recall, hit rate, answers)")
     return "\n".join(lines)
