@@ -4,6 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# The HTML-report tests drive a headless Chromium. Install Debian's chromium and its
+# driver when we can (root with apt-get); elsewhere those tests skip, except in CI.
+if ! command -v chromedriver >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
+    || echo "warning: could not install chromium; the browser tests will skip" >&2
+fi
+if [ "${CI:-}" = "true" ]; then
+  export RAGRAIL_REQUIRE_BROWSER=1
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi

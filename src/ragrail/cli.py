@@ -79,6 +79,9 @@ class RunOptions:
     example: str | None
     metrics: bool
     retriever: str | None
+    junit: Path | None
+    markdown: Path | None
+    no_history: bool
 
 
 def run_options(func: Any) -> Any:
@@ -189,6 +192,21 @@ def run_options(func: Any) -> Any:
             "--example",
             metavar="NAME",
             help="Run a bundled example (kitebase, late-refund) instead of ./ragrail.toml.",
+        ),
+        click.option(
+            "--junit",
+            type=path,
+            metavar="PATH",
+            help="Write JUnit XML: one test case per question (for CI test reports).",
+        ),
+        click.option(
+            "--markdown",
+            type=path,
+            metavar="PATH",
+            help="Write a Markdown summary, regressions first (PR comment, job summary).",
+        ),
+        click.option(
+            "--no-history", is_flag=True, help="Do not record this run in .ragrail/history.sqlite."
         ),
         click.option(
             "--retriever",
@@ -303,6 +321,13 @@ def _run(opts: RunOptions) -> int:
         if isinstance(outcome, int):
             return outcome
         result, pipeline, answerer = outcome
+    if not opts.no_history:
+        from ragrail.history import History
+
+        store = History(project.state_dir / "history.sqlite")
+        result_id = store.record(result, project.root if not opts.example else None)
+        store.close()
+        click.echo(f"(recorded as run {result_id}: `ragrail history`, `ragrail report`)", err=True)
     return _report(opts, cfg, result, baseline, baseline_path, golden, pipeline, answerer, options)
 
 
@@ -425,6 +450,18 @@ def _report(
     if opts.json_path:
         result.save(opts.json_path)
         click.echo(f"Wrote results to {opts.json_path}")
+    if opts.junit:
+        from ragrail.fileio import atomic_write_text
+        from ragrail.reports.junit import junit_xml
+
+        atomic_write_text(opts.junit, junit_xml(result, diff))
+        click.echo(f"Wrote JUnit XML to {opts.junit}")
+    if opts.markdown:
+        from ragrail.fileio import atomic_write_text
+        from ragrail.reports.markdown import markdown_summary
+
+        atomic_write_text(opts.markdown, markdown_summary(result, diff))
+        click.echo(f"Wrote the Markdown summary to {opts.markdown}")
     if result.totals.n_errors:
         click.echo(
             f"ragrail: {result.totals.n_errors} question(s) failed to run "
@@ -592,6 +629,177 @@ def _plain_opts() -> RunOptions:
         metrics=False,
     )
     return RunOptions(**defaults)
+
+
+# ---------------------------------------------------------------- history and reports
+
+
+def _history(config: Path | None, example: str | None):  # -> History
+    from ragrail.config import CONFIG_NAME
+    from ragrail.history import History
+
+    if config is None and example is None and not (Path.cwd() / CONFIG_NAME).is_file():
+        path = Path.cwd() / ".ragrail" / "history.sqlite"
+    else:
+        path = _project(config, example).state_dir / "history.sqlite"
+    if not path.exists():
+        raise InputError(f"no run history at {path}: run `ragrail run` (or `ragrail demo`) first")
+    return History(path)
+
+
+history_options = [
+    click.option("--config", "-c", type=click.Path(path_type=Path), help="Project file."),
+    click.option("--example", metavar="NAME", help="A bundled example's project."),
+]
+
+
+def _with(options: list[Any]) -> Any:
+    def deco(func: Any) -> Any:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return deco
+
+
+@cli.command("history", context_settings=CONTEXT)
+@_with(history_options)
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
+def history_cmd(config: Path | None, example: str | None, limit: int) -> int:
+    """List recorded runs with their totals (newest last)."""
+    from ragrail.compare import pct
+
+    store = _history(config, example)
+    rows = store.rows(limit)
+    click.echo(
+        f"  {'run':>4}  {'when (UTC)':<19}  {'commit':<13} {'hit':>5} {'recall':>6} "
+        f"{'answers':>7} {'cost':>8}  configuration"
+    )
+    for r in rows:
+        st = r.totals.get("stats", {})
+
+        def v(key: str, st: dict = st) -> str:
+            return pct((st.get(key) or {}).get("value"))
+
+        commit = (r.git_commit or "-") + ("*" if r.git_dirty else "")
+        cost = "-" if r.cost_usd is None else f"${r.cost_usd:.4f}"
+        click.echo(
+            f"  {r.id:>4}  {r.created_at[:19].replace('T', ' '):<19}  {commit:<13} "
+            f"{v('hit_rate'):>5} {v('recall'):>6} {v('answer_pass_rate'):>7} {cost:>8}  {r.describe()}"
+        )
+    click.echo(
+        f"{len(rows)} run(s) in {store.path}"
+        + ("; * = uncommitted changes" if any(r.git_dirty for r in rows) else "")
+    )
+    store.close()
+    return EXIT_OK
+
+
+RUN_REFS = {**CONTEXT, "ignore_unknown_options": True}  # so "-1" is a run, not an option
+
+
+@cli.command(context_settings=RUN_REFS)
+@click.argument("run_ref", metavar="RUN", default="latest")
+@_with(history_options)
+@click.option("--metrics", is_flag=True, help="Also print the per-question metrics table.")
+def show(run_ref: str, config: Path | None, example: str | None, metrics: bool) -> int:
+    """Print one recorded run's scorecard (RUN: an id, latest, or -N)."""
+    from ragrail.reports.terminal import scorecard
+
+    store = _history(config, example)
+    click.echo(scorecard(store.load(run_ref), metrics=metrics))
+    store.close()
+    return EXIT_OK
+
+
+@cli.command(context_settings=RUN_REFS)
+@click.argument("run_a", metavar="RUN_A")
+@click.argument("run_b", metavar="RUN_B", default="latest")
+@_with(history_options)
+def diff(run_a: str, run_b: str, config: Path | None, example: str | None) -> int:
+    """Compare two recorded runs with the baseline rules (RUN_A is the older one).
+
+    Exits 1 when a question that passed in RUN_A fails in RUN_B.
+    """
+    from ragrail.compare import compare
+    from ragrail.reports.terminal import diff_text
+
+    store = _history(config, example)
+    old, new = store.load(run_a), store.load(run_b)
+    store.close()
+    result = compare(new, old)
+    click.echo(_colour(diff_text(result)))
+    return EXIT_REGRESSION if result.regressed else EXIT_OK
+
+
+@cli.command(context_settings=RUN_REFS)
+@click.argument("run_ref", metavar="[RUN]", default="latest")
+@_with(history_options)
+@click.option(
+    "--from-json",
+    "from_json",
+    type=click.Path(path_type=Path),
+    help="Report on a results file (ragrail run --json) instead of a recorded run.",
+)
+@click.option(
+    "--baseline",
+    "-b",
+    type=click.Path(path_type=Path),
+    help="Baseline to compare with (default: the project's).",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path),
+    default=Path("report.html"),
+    show_default=True,
+    help="Where to write the HTML file.",
+)
+def report(
+    run_ref: str,
+    config: Path | None,
+    example: str | None,
+    from_json: Path | None,
+    baseline: Path | None,
+    output: Path,
+) -> int:
+    """Write a self-contained HTML report of a run (default: the latest recorded).
+
+    One file with no outside resources: the scorecard with intervals, the diff
+    against the baseline, failure causes, trends over the recorded runs, and a
+    drill-down per question (retrieved chunks with the labelled facts
+    highlighted, prompt, answer, claims, checks) with filters.
+    """
+    from ragrail.compare import compare
+    from ragrail.fileio import atomic_write_text
+    from ragrail.reports.html import html_report
+    from ragrail.results import load_run
+
+    history_rows = []
+    if from_json is not None:
+        run = load_run(from_json, "results")
+        try:
+            store = _history(config, example)
+            history_rows = store.rows()
+            store.close()
+        except InputError:
+            pass
+    else:
+        store = _history(config, example)
+        run = store.load(run_ref)
+        history_rows = [r for r in store.rows() if r.id <= store.resolve(run_ref)]
+        store.close()
+    base_path = baseline
+    if base_path is None:
+        from ragrail.config import CONFIG_NAME
+
+        if example or config or (Path.cwd() / CONFIG_NAME).is_file():
+            base_path = _project(config, example).baseline
+    base = load_run(base_path) if base_path is not None and base_path.is_file() else None
+    result_diff = compare(run, base) if base is not None else None
+    atomic_write_text(output, html_report(run, result_diff, history_rows))
+    click.echo(f"Wrote {output} ({output.stat().st_size:,} bytes): open it in a browser")
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------- cache

@@ -1,0 +1,94 @@
+"""The HTML report at scale: 2,000 questions, its size, and how long headless Chromium
+takes to open it (navigation start to the load event, the filters' script included).
+
+    python benchmarks/bench_report.py [--questions 2000]
+
+Needs chromium and chromedriver (Debian: apt-get install chromium chromium-driver)
+and selenium for the timing; without them it reports the size only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_offline import build
+
+from ragrail.answerers import StandinAnswerer
+from ragrail.pipeline import Pipeline, PipelineSettings
+from ragrail.reports.html import html_report
+from ragrail.run import evaluate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=2000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        golden = build(folder, 20_000, args.questions)
+        result = evaluate(
+            "bench",
+            golden,
+            Pipeline(PipelineSettings(docs=folder, product="Bench")),
+            StandinAnswerer(),
+        )
+        t0 = time.perf_counter()
+        html = html_report(result)
+        render_s = time.perf_counter() - t0
+        out = folder / "report.html"
+        out.write_text(html)
+        size_mb = out.stat().st_size / 2**20
+        print(f"questions        {args.questions:>8,}")
+        print(f"render           {render_s:8.2f} s")
+        print(f"size             {size_mb:8.2f} MB   (target < 10 MB)")
+        load_s = browser_load_seconds(out, folder)
+        if load_s is None:
+            print("browser          skipped: chromium, chromedriver or selenium missing")
+            sys.exit(0 if size_mb < 10 else 1)
+        print(f"open in Chromium {load_s:8.2f} s    (target < 2 s; navigation start to load event)")
+        sys.exit(0 if size_mb < 10 and load_s < 2 else 1)
+
+
+def browser_load_seconds(page: Path, tmp: Path) -> float | None:
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        return None
+    if not (chromium and driver_path):
+        return None
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--no-first-run",
+        f"--user-data-dir={tmp / 'ud'}",
+    ):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        driver.get(page.as_uri())
+        timing = driver.execute_script(
+            "var t = performance.getEntriesByType('navigation')[0]; return t.loadEventEnd - t.startTime;"
+        )
+        shown = driver.find_element("id", "shown-count").text
+        assert shown.endswith("questions"), shown  # the filter script ran
+        return float(timing) / 1000
+    finally:
+        driver.quit()
+
+
+if __name__ == "__main__":
+    main()

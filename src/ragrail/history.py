@@ -1,0 +1,201 @@
+"""Run history: every run recorded in SQLite (``.ragrail/history.sqlite``), for trends.
+
+The schema is versioned with SQLite's ``user_version`` and moved forward by
+the numbered migrations below, each applied once, in order, in a transaction:
+a database made by an older ragrail is upgraded in place, never rebuilt.
+A file SQLite cannot read is moved aside with a warning, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragrail.errors import InputError
+from ragrail.results import RunResult
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: one row per run, the whole result kept as JSON
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        created_at TEXT NOT NULL,
+        name TEXT NOT NULL,
+        git_commit TEXT,
+        config TEXT NOT NULL,
+        totals TEXT NOT NULL,
+        result TEXT NOT NULL
+    );
+    """,
+    # 2: per-question rows (for queries across runs), cost and a dirty-tree flag
+    """
+    CREATE TABLE case_results (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        case_id TEXT NOT NULL,
+        retrieval_recall REAL,
+        answer_pass INTEGER,
+        cause TEXT,
+        PRIMARY KEY (run_id, case_id)
+    );
+    CREATE INDEX case_results_case ON case_results(case_id);
+    ALTER TABLE runs ADD COLUMN cost_usd REAL;
+    ALTER TABLE runs ADD COLUMN git_dirty INTEGER;
+    """,
+)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: int
+    created_at: str
+    name: str
+    git_commit: str | None
+    git_dirty: bool
+    config: dict
+    totals: dict
+    cost_usd: float | None
+
+    def describe(self) -> str:
+        c = self.config
+        model = f" {c['model']}" if c.get("model") else ""
+        return f"{c['chunking']}, k={c['top_k']}, {c['retriever']}, {c['answerer']}{model}"
+
+
+def git_commit(folder: Path) -> tuple[str | None, bool]:
+    """(HEAD's short hash, whether the tree has uncommitted changes), or (None, False)."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        return head or None, bool(dirty)
+    except (OSError, subprocess.SubprocessError):
+        return None, False
+
+
+class History:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(self.path)
+            db.execute("PRAGMA foreign_keys = ON")
+            self._migrate(db)
+            return db
+        except sqlite3.DatabaseError as exc:
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
+            self.path.replace(aside)
+            warnings.warn(
+                f"the run history {self.path} could not be read ({exc}); moved it to "
+                f"{aside.name} and started a new one",
+                stacklevel=2,
+            )
+            db = sqlite3.connect(self.path)
+            self._migrate(db)
+            return db
+
+    @staticmethod
+    def _migrate(db: sqlite3.Connection) -> None:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        for number, sql in enumerate(MIGRATIONS[version:], start=version + 1):
+            # one transaction per migration: it applies whole or not at all
+            db.executescript(f"BEGIN;\n{sql}\nPRAGMA user_version = {number};\nCOMMIT;")
+
+    @property
+    def version(self) -> int:
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+
+    def record(self, result: RunResult, project_root: Path | None = None) -> int:
+        commit, dirty = git_commit(project_root) if project_root else (None, False)
+        usage = result.usage
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO runs (created_at, name, git_commit, git_dirty, config, totals, result, cost_usd)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    result.created_at,
+                    result.config.name,
+                    commit,
+                    int(dirty),
+                    result.config.model_dump_json(),
+                    result.totals.model_dump_json(),
+                    result.to_json(),
+                    usage.cost_usd if usage else None,
+                ),
+            )
+            run_id = int(cur.lastrowid)
+            self.db.executemany(
+                "INSERT INTO case_results (run_id, case_id, retrieval_recall, answer_pass, cause)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [
+                    (
+                        run_id,
+                        c.id,
+                        c.retrieval_recall,
+                        None if c.answer_pass is None else int(c.answer_pass),
+                        c.cause,
+                    )
+                    for c in result.cases
+                ],
+            )
+        return run_id
+
+    def rows(self, limit: int | None = None) -> list[RunRow]:
+        sql = (
+            "SELECT id, created_at, name, git_commit, git_dirty, config, totals, cost_usd "
+            "FROM runs ORDER BY id"
+        )
+        rows = [
+            RunRow(r[0], r[1], r[2], r[3], bool(r[4]), json.loads(r[5]), json.loads(r[6]), r[7])
+            for r in self.db.execute(sql)
+        ]
+        return rows[-limit:] if limit else rows
+
+    def resolve(self, ref: str) -> int:
+        """A run id from ``ref``: an id, ``latest``, or ``-N`` (N-th most recent)."""
+        ids = [r[0] for r in self.db.execute("SELECT id FROM runs ORDER BY id")]
+        if not ids:
+            raise InputError(f"no runs recorded yet in {self.path}: run `ragrail run` first")
+        if ref in ("latest", "last"):
+            return ids[-1]
+        try:
+            n = int(ref)
+        except ValueError:
+            raise InputError(
+                f"run {ref!r}: give a run id, 'latest' or -N (see `ragrail history`)"
+            ) from None
+        if n < 0:
+            if -n > len(ids):
+                raise InputError(f"run {ref}: only {len(ids)} runs are recorded")
+            return ids[n]
+        if n not in ids:
+            raise InputError(f"no run {n} in {self.path} (see `ragrail history`)")
+        return n
+
+    def load(self, ref: str) -> RunResult:
+        run_id = self.resolve(ref)
+        row = self.db.execute("SELECT result FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return RunResult.model_validate_json(row[0])
+
+    def close(self) -> None:
+        self.db.close()

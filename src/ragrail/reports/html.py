@@ -1,0 +1,363 @@
+"""A self-contained HTML report: one file, no CDN, no network, opens from file://.
+
+Every piece of document or model text is escaped on the server side with
+``html.escape``; the page's small script only shows and hides elements, so
+nothing from a document or an answer is ever parsed as HTML or run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from html import escape
+
+from ragrail.compare import Diff, pct
+from ragrail.history import RunRow
+from ragrail.results import CaseResult, RunResult, Stat
+
+CSS = """
+:root { --fail: #b42318; --pass: #067647; --muted: #667085; --line: #eaecf0; --mark: #fde68a; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, Segoe UI, sans-serif; margin: 0 auto; max-width: 1100px;
+       padding: 24px; color: #101828; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; }
+.muted { color: var(--muted); }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.pass { color: var(--pass); font-weight: 600; } .fail, .error, .worse { color: var(--fail); font-weight: 600; }
+.fixed { color: var(--pass); }
+.filters { display: flex; gap: 16px; align-items: center; flex-wrap: wrap; margin: 8px 0;
+           padding: 8px; background: #f9fafb; border: 1px solid var(--line); border-radius: 6px; }
+details.case { border-bottom: 1px solid var(--line); }
+details.case > summary { display: grid; grid-template-columns: 220px 90px 70px 1fr; gap: 8px;
+                         padding: 6px 4px; cursor: pointer; list-style: none; }
+details.case > summary::-webkit-details-marker { display: none; }
+details.case[open] > summary { background: #f2f4f7; }
+.detail { padding: 8px 12px 16px; }
+.chunk { border: 1px solid var(--line); border-radius: 6px; padding: 6px 8px; margin: 6px 0; }
+.chunk .meta { color: var(--muted); font-size: 12px; }
+.chunk.relevant { border-color: #12b76a; }
+pre { white-space: pre-wrap; word-break: break-word; background: #f9fafb; padding: 8px;
+      border-radius: 6px; border: 1px solid var(--line); margin: 4px 0; font-size: 13px; }
+mark.fact { background: var(--mark); padding: 0 1px; }
+ul.claims li.unsupported { color: var(--fail); }
+.charts { display: flex; gap: 24px; flex-wrap: wrap; }
+.chart { border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
+.chart svg text { font-size: 10px; fill: var(--muted); }
+"""
+
+SCRIPT = """
+(function () {
+  var cases = Array.prototype.slice.call(document.querySelectorAll('details.case'));
+  var failing = document.getElementById('f-failing'), worse = document.getElementById('f-worse');
+  var cause = document.getElementById('f-cause'), tag = document.getElementById('f-tag');
+  var count = document.getElementById('shown-count');
+  function apply() {
+    var shown = 0;
+    cases.forEach(function (el) {
+      var ok = (!failing.checked || el.dataset.status !== 'pass')
+        && (!worse.checked || el.dataset.worse === '1')
+        && (!cause.value || el.dataset.cause === cause.value)
+        && (!tag.value || (' ' + el.dataset.tags + ' ').indexOf(' ' + tag.value + ' ') >= 0);
+      el.hidden = !ok;
+      if (ok) { shown += 1; }
+    });
+    count.textContent = shown + ' of ' + cases.length + ' questions';
+  }
+  [failing, worse, cause, tag].forEach(function (el) { el.addEventListener('change', apply); });
+  apply();
+})();
+"""
+
+
+def _num(value: float | None, as_pct: bool) -> str:
+    if value is None:
+        return "-"
+    return f"{round(value * 100)}%" if as_pct else f"{value:.2f}"
+
+
+def fact_pattern(fact: str) -> re.Pattern[str]:
+    """Match a fact as scoring does: case-insensitive, any whitespace, straight or curly quotes."""
+    parts = []
+    for ch in fact:
+        if ch.isspace():
+            if not parts or parts[-1] != r"\s+":
+                parts.append(r"\s+")
+        elif ch in "'’‘":
+            parts.append("['’‘]")
+        elif ch in '"“”':
+            parts.append('["“”]')
+        else:
+            parts.append(re.escape(ch))
+    return re.compile("".join(parts), re.I)
+
+
+def highlight(text: str, facts: Sequence[str]) -> str:
+    """Escaped text with every occurrence of a labelled fact wrapped in <mark class="fact">."""
+    spans: list[tuple[int, int]] = []
+    for fact in facts:
+        spans += [(m.start(), m.end()) for m in fact_pattern(fact).finditer(text)]
+    spans.sort()
+    out, pos = [], 0
+    for start, end in spans:
+        if start < pos:
+            continue  # overlapping facts: keep the first
+        out.append(escape(text[pos:start]))
+        out.append(f'<mark class="fact">{escape(text[start:end])}</mark>')
+        pos = end
+    out.append(escape(text[pos:]))
+    return "".join(out)
+
+
+def _stat_row(label: str, stat: Stat | None, as_pct: bool, key: str) -> str:
+    if stat is None:
+        return ""
+    interval = (
+        f"{_num(stat.low, as_pct)} to {_num(stat.high, as_pct)}" if stat.low is not None else "-"
+    )
+    return (
+        f'<tr data-metric="{key}"><td>{escape(label)}</td><td class="num value">{_num(stat.value, as_pct)}</td>'
+        f'<td class="num">{interval}</td><td class="num">{stat.n}</td></tr>'
+    )
+
+
+def _scorecard(run: RunResult) -> str:
+    st, k = run.totals.stats, run.config.top_k
+    rows = [
+        _stat_row(f"hit rate@{k}", st.get("hit_rate"), True, "hit_rate"),
+        _stat_row(f"recall@{k}", st.get("recall"), True, "recall"),
+        _stat_row("answers pass", st.get("answer_pass_rate"), True, "answer_pass_rate"),
+        _stat_row("context precision", st.get("context_precision"), False, "context_precision"),
+        _stat_row("MRR", st.get("mrr"), False, "mrr"),
+        _stat_row("faithfulness", st.get("faithfulness"), False, "faithfulness"),
+        _stat_row("correctness", st.get("correctness"), False, "correctness"),
+    ]
+    extra = []
+    t = run.totals
+    if t.n_errors:
+        extra.append(
+            f"<p class='error'>{t.n_errors} question(s) failed to run: never counted as passes.</p>"
+        )
+    if t.prompt_tokens_mean is not None:
+        extra.append(
+            f"<p class='muted'>~{round(t.prompt_tokens_mean)} prompt tokens per question.</p>"
+        )
+    if run.usage is not None:
+        u = run.usage
+        cost = "unknown" if u.cost_usd is None else f"${u.cost_usd:.4f}"
+        extra.append(
+            f"<p class='muted'>{u.calls} model calls made, {u.cached} cached, {u.errors} failed; "
+            f"{u.input_tokens:,} tokens in, {u.output_tokens:,} out; cost {escape(cost)}.</p>"
+        )
+    return (
+        '<table id="totals"><thead><tr><th>total</th><th>value</th><th>95% interval</th>'
+        "<th>questions</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+        + "".join(extra)
+    )
+
+
+def _diff(diff: Diff | None) -> str:
+    if diff is None:
+        return "<p class='muted'>No baseline to compare with.</p>"
+    b, r = diff.baseline.totals, diff.run.totals
+    out = [f"<p class='muted'>vs baseline ({escape(diff.baseline.config.describe())})</p><ul>"]
+    out += [f"<li>changed: {escape(c)}</li>" for c in diff.config_changes]
+    out.append(
+        f"<li>hit rate {pct(b.hit_rate)} &rarr; {pct(r.hit_rate)}; recall {pct(b.recall)} &rarr; {pct(r.recall)}"
+        + (
+            f"; answers pass {pct(b.answer_pass_rate)} &rarr; {pct(r.answer_pass_rate)}"
+            if diff.answers_compared
+            else ""
+        )
+        + "</li>"
+    )
+    if diff.answers_note:
+        out.append(f"<li>{escape(diff.answers_note)}</li>")
+    if diff.answer_flips is not None and (diff.answer_flips.worse or diff.answer_flips.better):
+        f = diff.answer_flips
+        out.append(f"<li>{f.better} fixed, {f.worse} broken: McNemar exact p={f.p_value:.2f}</li>")
+    out.append("</ul><ul id='changes'>")
+    for change in diff.changes:
+        cls = "worse" if change.kind == "WORSE" else "fixed"
+        out.append(f"<li class='{cls}'>{escape(change.line())}</li>")
+    out.append("</ul>")
+    verdict = (
+        f"<p class='worse'>{len({c.case_id for c in diff.worse})} question(s) got worse.</p>"
+        if diff.regressed
+        else "<p class='pass'>No regressions.</p>"
+    )
+    return "".join(out) + verdict
+
+
+def _causes(run: RunResult) -> str:
+    if not run.totals.causes:
+        return "<p class='pass'>No failing questions.</p>"
+    items = "".join(
+        f"<li>{n} &times; {escape(cause)}</li>" for cause, n in run.totals.causes.items()
+    )
+    return f"<ul id='causes'>{items}</ul>"
+
+
+def _chart(title: str, key: str, history: Sequence[RunRow], as_pct: bool = True) -> str:
+    """An inline SVG line chart of one total over the recorded runs, oldest first."""
+    points = [
+        (r.id, r.created_at, (r.totals.get("stats", {}).get(key) or {}).get("value"))
+        for r in history
+    ]
+    points = [p for p in points if p[2] is not None]
+    w, h, pad = 300, 120, 24
+    if not points:
+        return f"<div class='chart' data-series='{key}'><b>{escape(title)}</b><p class='muted'>no runs</p></div>"
+    n = len(points)
+    xs = [pad + (w - 2 * pad) * (i / (n - 1) if n > 1 else 0.5) for i in range(n)]
+    ys = [h - pad - (h - 2 * pad) * v for _, _, v in points]
+    poly = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=True))
+    circles = "".join(
+        f"<circle cx='{x:.1f}' cy='{y:.1f}' r='3' fill='#1570ef'><title>run {rid} ({escape(at)}): "
+        f"{_num(v, as_pct)}</title></circle>"
+        for x, y, (rid, at, v) in zip(xs, ys, points, strict=True)
+    )
+    return (
+        f"<div class='chart' data-series='{key}'><b>{escape(title)}</b><br>"
+        f"<svg width='{w}' height='{h}' viewBox='0 0 {w} {h}' role='img' aria-label='{escape(title)} over runs'>"
+        f"<line x1='{pad}' y1='{h - pad}' x2='{w - pad}' y2='{h - pad}' stroke='#d0d5dd'/>"
+        f"<text x='2' y='{pad}'>100%</text><text x='2' y='{h - pad}'>0%</text>"
+        f"<polyline points='{poly}' fill='none' stroke='#1570ef' stroke-width='2'/>{circles}</svg>"
+        f"<div class='muted'>{n} run{'s' if n != 1 else ''}; latest {_num(points[-1][2], as_pct)}</div></div>"
+    )
+
+
+def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str]) -> str:
+    status = "error" if case.errored else ("pass" if case.answer_pass is not False else "fail")
+    retrieval = (
+        "-"
+        if case.retrieval_recall is None
+        else (
+            "hit"
+            if case.retrieval_recall == 1
+            else "MISS"
+            if case.retrieval_recall == 0
+            else pct(case.retrieval_recall)
+        )
+    )
+    answer = (
+        {"pass": "pass", "fail": "FAIL", "error": "ERROR"}[status]
+        if case.answer_runs or case.errored
+        else "-"
+    )
+    if case.answer_runs > 1:
+        answer = f"{case.answer_passes}/{case.answer_runs}"
+    reason = case.trace.error if case.errored else "; ".join(case.problems)
+    flags = (
+        " <span class='worse'>WORSE</span>"
+        if case.id in worse_ids
+        else (" <span class='fixed'>fixed</span>" if case.id in fixed_ids else "")
+    )
+    chunks = []
+    for c in case.trace.retrieved:
+        relevant = c.source in case.sources and any(
+            fact_pattern(f).search(c.text) for f in case.facts
+        )
+        chunks.append(
+            f"<div class='chunk{' relevant' if relevant else ''}' data-rank='{c.rank}' data-chunk='{escape(c.id)}'>"
+            f"<div class='meta'>#{c.rank} <b>{escape(c.id)}</b> score {c.score:.3f}"
+            f"{' (source article)' if c.source in case.sources else ''}</div>"
+            f"<div class='text'>{highlight(c.text, case.facts)}</div></div>"
+        )
+    claims = "".join(
+        f"<li class='{'supported' if cl.supported else 'unsupported'}'>{'&#10003;' if cl.supported else '&#10007;'} "
+        f"{escape(cl.text)}{' <span class=muted>(' + escape(cl.reason) + ')</span>' if cl.reason else ''}</li>"
+        for cl in case.claims
+    )
+    missed = "".join(
+        f"<li>{escape(m.fact)}: {escape(m.where)} {escape(', '.join(m.chunks))}"
+        f"{f' rank {m.rank}' if m.rank else ''}</li>"
+        for m in case.missed_facts
+    )
+    facts = (
+        ", ".join(f"<code>{escape(f)}</code>" for f in case.facts)
+        or "<span class='muted'>none (should say it doesn't know)</span>"
+    )
+    detail = [
+        f"<p><b>Question:</b> {escape(case.question)}</p>",
+        f"<p><b>Facts:</b> {facts} &nbsp; <b>Sources:</b> {escape(', '.join(case.sources) or '-')}</p>",
+        f"<p><b>Cause:</b> {escape(case.cause)}{': ' + escape(case.cause_detail) if case.cause_detail else ''}</p>"
+        if case.cause
+        else "",
+        f"<h4>Retrieved chunks ({len(case.trace.retrieved)})</h4>"
+        + ("".join(chunks) or "<p class='muted'>nothing retrieved</p>"),
+        f"<h4>Where the missed facts are</h4><ul>{missed}</ul>" if missed else "",
+        f"<h4>Prompt</h4><pre class='prompt'>{escape(case.trace.prompt)}</pre>"
+        if case.trace.prompt
+        else "",
+        f"<h4>Answer</h4><pre class='answer'>{highlight(case.trace.answer or '', case.facts)}</pre>",
+        f"<h4>Claims</h4><ul class='claims'>{claims}</ul>" if claims else "",
+        f"<h4>Checks</h4><ul>{''.join(f'<li class=fail>{escape(p)}</li>' for p in case.problems) or '<li class=pass>all passed</li>'}</ul>",
+    ]
+    return (
+        f"<details class='case' id='case-{escape(case.id)}' data-id='{escape(case.id)}' data-status='{status}' "
+        f"data-worse='{1 if case.id in worse_ids else 0}' data-cause='{escape(case.cause or '')}' "
+        f"data-tags='{escape(' '.join(case.tags))}'>"
+        f"<summary><span class='id'>{escape(case.id)}{flags}</span><span>{retrieval}</span>"
+        f"<span class='{status}'>{answer}</span><span class='reason'>{escape(reason or '')}</span></summary>"
+        f"<div class='detail'>{''.join(detail)}</div></details>"
+    )
+
+
+def html_report(run: RunResult, diff: Diff | None = None, history: Sequence[RunRow] = ()) -> str:
+    c = run.config
+    worse_ids = {ch.case_id for ch in diff.worse} if diff else set()
+    fixed_ids = {ch.case_id for ch in diff.fixed} if diff else set()
+    causes = sorted({case.cause for case in run.cases if case.cause})
+    tags = sorted({t for case in run.cases for t in case.tags})
+    charts = "".join(
+        [
+            _chart("hit rate", "hit_rate", history),
+            _chart("recall", "recall", history),
+            _chart("answers pass", "answer_pass_rate", history),
+        ]
+    )
+    model = f" ({c.model})" if c.model else ""
+    import base64
+    import hashlib
+
+    script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        # no network: the page may not load anything, run only its own inline script
+        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        f"script-src 'sha256-{script_hash}'; img-src data:\">",
+        f"<title>ragrail report: {escape(c.name)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{escape(c.name)}</h1>",
+        f"<p class='muted'>{escape(c.chunking)}, top_k={c.top_k}, retriever {escape(c.retriever)}, "
+        f"{c.n_chunks} chunks, {c.n_cases} questions. Answers from {escape(c.answerer_label)}{escape(model)}. "
+        f"Run at {escape(run.created_at)}.</p>",
+        "<h2>Scorecard</h2>",
+        _scorecard(run),
+        "<h2>Against the baseline</h2>",
+        _diff(diff),
+        "<h2>Why questions failed</h2>",
+        _causes(run),
+        "<h2>Over time</h2>",
+        f"<div class='charts' id='trend'>{charts}</div>",
+        "<h2>Questions</h2>",
+        "<div class='filters'>"
+        "<label><input type='checkbox' id='f-failing'> failing only</label>"
+        "<label><input type='checkbox' id='f-worse'> regressions only</label>"
+        "<label>cause <select id='f-cause'><option value=''>any</option>"
+        + "".join(f"<option>{escape(x)}</option>" for x in causes)
+        + "</select></label>"
+        "<label>tag <select id='f-tag'><option value=''>any</option>"
+        + "".join(f"<option>{escape(x)}</option>" for x in tags)
+        + "</select></label>"
+        "<span id='shown-count' class='muted'></span></div>",
+        "<div id='cases'>"
+        + "".join(_case(case, worse_ids, fixed_ids) for case in run.cases)
+        + "</div>",
+        f"<script>{SCRIPT}</script></body></html>",
+    ]
+    return "".join(parts) + "\n"

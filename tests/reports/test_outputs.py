@@ -1,0 +1,117 @@
+"""JUnit XML, the Markdown summary and the run history."""
+
+from __future__ import annotations
+
+import sqlite3
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ragrail.history import MIGRATIONS, History
+from tests.conftest import DATA
+
+
+def test_junit_validates_and_has_a_case_per_question(cli, tmp_path):
+    xmlschema = pytest.importorskip("xmlschema")
+    out = tmp_path / "junit.xml"
+    r = cli("demo", "--junit", str(out), "--no-history")
+    assert r.code == 0
+    xmlschema.XMLSchema(str(DATA / "junit.xsd")).validate(str(out))
+    suite = ET.parse(out).getroot().find("testsuite")
+    cases = suite.findall("testcase")
+    assert len(cases) == 12 and suite.get("tests") == "12" and suite.get("failures") == "4"
+    failed = {
+        c.get("name"): c.find("failure").get("message")
+        for c in cases
+        if c.find("failure") is not None
+    }
+    assert failed["lost-phone"] == 'missing "backup codes"'
+    assert set(failed) == {"lost-phone", "change-sign-in-email", "secure-account", "paraphrase"}
+
+
+def test_junit_marks_regressions_and_errors(cli, tmp_path):
+    out = tmp_path / "junit.xml"
+    cli("demo", "--top-k", "1", "--junit", str(out), "--no-history")
+    cases = {c.get("name"): c for c in ET.parse(out).getroot().iter("testcase")}
+    assert "WORSE vs baseline: retrieval 100% -> 0%" in cases["lost-phone"].find("failure").get(
+        "message"
+    )
+
+
+def test_markdown_puts_regressions_first_and_escapes_text(cli, tmp_path):
+    out = tmp_path / "summary.md"
+    r = cli("demo", "--chunk-words", "50", "--markdown", str(out), "--no-history")
+    assert r.code == 1
+    text = out.read_text()
+    assert text.startswith("## ragrail: Kitebase bot: 2 questions got worse")
+    assert text.index("### Regressions") < text.index("### Totals") < text.index("### Fixed")
+    assert '| `sso-reset` | answer now fails, missing "IT admin" |' in text
+    assert "| answers pass | 67% | 67% |" in text
+    assert (
+        "Settings &gt; Profile" not in text
+        or "Settings > Profile" not in text.split("<details>")[0]
+    )
+
+    from ragrail.reports.markdown import cell
+
+    assert cell("a | b <script>\nc") == "a \\| b &lt;script&gt; c"
+
+
+def test_history_lists_three_runs_and_diff_uses_the_baseline_rules(cli, tmp_path):
+    for args in (("demo",), ("demo", "--top-k", "1"), ("demo", "--chunk-words", "50")):
+        cli(*args, cwd=tmp_path)
+    r = cli("history", cwd=tmp_path)
+    rows = [ln for ln in r.out.splitlines() if ln.startswith("  ") and ln.strip()[:1].isdigit()]
+    assert len(rows) == 3 and "3 run(s)" in r.out
+    assert rows[1].split()[0] == "2" and "k=1" in rows[1]
+    r = cli("diff", "1", "2", cwd=tmp_path)
+    assert r.code == 1 and "WORSE:  lost-phone: retrieval 100% -> 0%" in r.out
+    assert cli("diff", "1", "1", cwd=tmp_path).code == 0
+    r = cli("show", "-1", cwd=tmp_path)
+    assert "50-word chunks" in r.out
+    r = cli("show", "99", cwd=tmp_path)
+    assert r.code == 2 and "no run 99" in r.err
+
+
+def test_history_records_the_git_commit(cli, tmp_path):
+    import subprocess
+
+    dest = tmp_path / "kb"
+    cli("example", "kitebase", str(dest))
+    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
+    subprocess.run(
+        ["git", "-c", "user.email=a@b", "-c", "user.name=t", "commit", "-qm", "x", "--allow-empty"],
+        cwd=dest,
+        check=True,
+    )
+    head = subprocess.run(
+        ["git", "rev-parse", "--short=12", "HEAD"], cwd=dest, capture_output=True, text=True
+    ).stdout.strip()
+    cli("run", cwd=dest)
+    rows = History(dest / ".ragrail" / "history.sqlite").rows()
+    assert rows[0].git_commit == head
+
+
+def test_migrations_upgrade_an_old_database_in_place(tmp_path):
+    path = tmp_path / "history.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(MIGRATIONS[0] + "PRAGMA user_version = 1;")
+    db.execute(
+        "INSERT INTO runs (created_at, name, config, totals, result) VALUES ('t', 'old', "
+        '\'{"chunking": "x", "top_k": 3, "retriever": "standin", "answerer": "standin"}\', \'{}\', \'{}\')'
+    )
+    db.commit()
+    db.close()
+    store = History(path)
+    assert store.version == len(MIGRATIONS)
+    [row] = store.rows()
+    assert row.name == "old" and row.cost_usd is None
+    store.db.execute("SELECT case_id FROM case_results").fetchall()
+
+
+def test_corrupt_history_is_set_aside(tmp_path):
+    path = tmp_path / "history.sqlite"
+    path.write_bytes(b"garbage" * 200)
+    with pytest.warns(UserWarning, match="could not be read"):
+        store = History(path)
+    assert store.rows() == [] and list(tmp_path.glob("history.sqlite.corrupt-*"))
