@@ -82,6 +82,11 @@ class RunOptions:
     junit: Path | None
     markdown: Path | None
     no_history: bool
+    judge: str | None
+    judge_model: str | None
+    judge_base_url: str | None
+    judge_repeats: int | None
+    trust_unvalidated: bool
 
 
 def run_options(func: Any) -> Any:
@@ -192,6 +197,27 @@ def run_options(func: Any) -> Any:
             "--example",
             metavar="NAME",
             help="Run a bundled example (kitebase, late-refund) instead of ./ragrail.toml.",
+        ),
+        click.option(
+            "--judge",
+            type=click.Choice(["claude", "anthropic", "openai"]),
+            help="Also grade answers with an LLM judge: claim-level faithfulness and the "
+            "[judge] rubric (opt-in; default: off, or the config's [judge]).",
+        ),
+        click.option(
+            "--judge-model", metavar="NAME", help="The judge's model (claude: claude-opus-5)."
+        ),
+        click.option("--judge-base-url", metavar="URL", help="The judge's API base URL."),
+        click.option(
+            "--judge-repeats",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help="Judge each case N times; criteria whose verdicts disagree are unstable.",
+        ),
+        click.option(
+            "--trust-unvalidated",
+            is_flag=True,
+            help="Let gated judge criteria fail answers without a stored validation.",
         ),
         click.option(
             "--junit",
@@ -309,6 +335,9 @@ def _run(opts: RunOptions) -> int:
     # Read every input before any work, so a bad file fails fast and nothing is written.
     golden = load_golden(opts.golden or project.golden)
     baseline = load_run(baseline_path) if baseline_path.is_file() else None
+    judge_cfg = _judge_config(opts, cfg)
+    if judge_cfg is not None:
+        _check_gates(judge_cfg, project, opts)
     top_k = opts.top_k or cfg.pipeline.top_k
     options = ScoringOptions(
         k=top_k, checks=tuple(cfg.checks), require_faithful=cfg.scoring.require_faithful
@@ -321,6 +350,9 @@ def _run(opts: RunOptions) -> int:
         if isinstance(outcome, int):
             return outcome
         result, pipeline, answerer = outcome
+    judge_failed = 0
+    if judge_cfg is not None:
+        judge_failed = _run_judge(judge_cfg, project, result)
     if not opts.no_history:
         from ragrail.history import History
 
@@ -328,7 +360,111 @@ def _run(opts: RunOptions) -> int:
         result_id = store.record(result, project.root if not opts.example else None)
         store.close()
         click.echo(f"(recorded as run {result_id}: `ragrail history`, `ragrail report`)", err=True)
-    return _report(opts, cfg, result, baseline, baseline_path, golden, pipeline, answerer, options)
+    code = _report(opts, cfg, result, baseline, baseline_path, golden, pipeline, answerer, options)
+    if judge_failed and code != EXIT_SYSTEM:
+        click.echo(
+            f"ragrail: the judge failed on {judge_failed} question(s) (see JUDGE ERROR above); exit 3",
+            err=True,
+        )
+        return EXIT_SYSTEM
+    return code
+
+
+def _judge_config(opts: RunOptions, cfg: Any) -> Any:
+    """The judge to use, or None: the flags over the config's [judge]; off unless asked for."""
+    base = cfg.judge
+    provider = {"claude": "anthropic"}.get(opts.judge or "", opts.judge) or base.provider
+    if provider is None:
+        if opts.judge_model or opts.judge_base_url or opts.judge_repeats:
+            raise click.UsageError(
+                "--judge-model, --judge-base-url and --judge-repeats need --judge"
+            )
+        return None
+    model = opts.judge_model or (base.model if provider == base.provider else None)
+    if model is None and provider == "anthropic":
+        model = "claude-opus-5"
+    if model is None:
+        raise click.UsageError("--judge openai needs --judge-model NAME")
+    return base.model_copy(
+        update={
+            "provider": provider,
+            "model": model,
+            "base_url": opts.judge_base_url
+            or (base.base_url if provider == base.provider else None),
+            "repeats": opts.judge_repeats or base.repeats,
+        }
+    )
+
+
+def _validation_store(project: Any):  # -> History
+    from ragrail.history import History
+
+    return History(project.state_dir / "history.sqlite")
+
+
+def _check_gates(judge_cfg: Any, project: Any, opts: RunOptions) -> None:
+    """Refuse, before any work, to gate on a judge criterion nobody has validated."""
+    from ragrail.judge import Prompts, judge_key
+
+    gated = [c for c in judge_cfg.criteria if c.gate]
+    if not gated or opts.trust_unvalidated:
+        return
+    root = project.root
+    prompts = Prompts.load(root / judge_cfg.prompts_dir if judge_cfg.prompts_dir else None)
+    store = _validation_store(project)
+    try:
+        for crit in gated:
+            key = judge_key(judge_cfg.provider, judge_cfg.model, prompts.rubric, crit)
+            found = store.best_validation(key, crit.name)
+            who = f"{judge_cfg.provider} {judge_cfg.model}"
+            if found is None:
+                raise InputError(
+                    f"criterion {crit.name!r} gates answers, but judge {who} with this prompt and "
+                    f"rubric has never been validated against human labels: label some answers "
+                    f"(case_id,criterion,verdict) and run `ragrail judge validate --labels FILE`, "
+                    f"or pass --trust-unvalidated"
+                )
+            _, kappa, when = found
+            if kappa is None or kappa < judge_cfg.min_kappa:
+                raise InputError(
+                    f"criterion {crit.name!r} gates answers, but judge {who}'s latest validation "
+                    f"({when}) has kappa {kappa if kappa is None else round(kappa, 2)}, below "
+                    f"judge.min_kappa {judge_cfg.min_kappa}: improve the prompt or rubric and "
+                    f"validate again, or pass --trust-unvalidated"
+                )
+    finally:
+        store.close()
+
+
+def _run_judge(judge_cfg: Any, project: Any, result: Any) -> int:
+    """Judge the run in place; returns how many questions the judge failed on."""
+    from ragrail.diagnose import assign_cause
+    from ragrail.judge import apply_gates, build_judge, judge_totals, model_family
+    from ragrail.pricing import DEFAULT_PRICES, Price
+    from ragrail.run import compute_totals
+
+    prices = {
+        **DEFAULT_PRICES,
+        **{m: Price(p.input, p.output) for m, p in project.config.prices.items()},
+    }
+    judge = build_judge(judge_cfg, project.state_dir / "cache.sqlite", prices, project.root)
+    family = model_family(result.config.model)
+    if family is not None and family == model_family(judge.provider.model):
+        click.echo(
+            f"ragrail: warning: the judge ({judge.provider.model}) is of the same family as the "
+            f"answering model ({result.config.model}); judges favour their own family's answers: "
+            "prefer a judge from another family",
+            err=True,
+        )
+    judge.judge_run(result)
+    apply_gates(result, judge_cfg.criteria)
+    for case in result.cases:
+        assign_cause(case, result.config.min_score)
+    result.totals = compute_totals(result.cases)
+    result.judge = judge.label
+    result.judge_usage = judge.usage
+    result.judge_stats = judge_totals(result)
+    return sum(1 for c in result.cases if c.judge is not None and c.judge.errors)
 
 
 def _run_system(opts: RunOptions, project: Any, golden: Any, options: Any) -> Any:
@@ -627,6 +763,8 @@ def _plain_opts() -> RunOptions:
         no_cache=False,
         dry_run=False,
         metrics=False,
+        no_history=True,
+        trust_unvalidated=False,
     )
     return RunOptions(**defaults)
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragrail.errors import InputError
 from ragrail.fileio import read_text
+from ragrail.judge import JudgeConfig
 from ragrail.pipeline import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
 from ragrail.scoring.checks import CheckSpec
 
@@ -105,6 +106,7 @@ class ProjectConfig(BaseModel):
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     report: ReportConfig = Field(default_factory=ReportConfig)
     checks: list[CheckSpec] = Field(default_factory=list)
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
 
 
 class Project(BaseModel):

@@ -46,6 +46,23 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE runs ADD COLUMN cost_usd REAL;
     ALTER TABLE runs ADD COLUMN git_dirty INTEGER;
     """,
+    # 3: judge validations against human labels (what may gate a run)
+    """
+    CREATE TABLE judge_validations (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        created_at TEXT NOT NULL,
+        judge_key TEXT NOT NULL,
+        judge TEXT NOT NULL,
+        criterion TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        agreement REAL,
+        kappa REAL,
+        kappa_low REAL,
+        kappa_high REAL,
+        details TEXT NOT NULL
+    );
+    CREATE INDEX judge_validations_key ON judge_validations(judge_key, criterion);
+    """,
 )
 
 
@@ -196,6 +213,39 @@ class History:
         run_id = self.resolve(ref)
         row = self.db.execute("SELECT result FROM runs WHERE id = ?", (run_id,)).fetchone()
         return RunResult.model_validate_json(row[0])
+
+    def record_validation(self, key: str, judge: str, criterion: str, agreement: object) -> int:
+        import dataclasses
+        from datetime import UTC, datetime
+
+        a = agreement
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO judge_validations (created_at, judge_key, judge, criterion, n, agreement,"
+                " kappa, kappa_low, kappa_high, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    datetime.now(UTC).isoformat(timespec="seconds"),
+                    key,
+                    judge,
+                    criterion,
+                    a.n,
+                    a.agreement,
+                    a.kappa if a.kappa is not None else a.spearman,
+                    (a.kappa_ci or a.spearman_ci or (None, None))[0],
+                    (a.kappa_ci or a.spearman_ci or (None, None))[1],
+                    json.dumps(dataclasses.asdict(a)),
+                ),
+            )
+        return int(cur.lastrowid)
+
+    def best_validation(self, key: str, criterion: str) -> tuple[int, float | None, str] | None:
+        """The latest validation of this judge on this criterion: (id, kappa, when)."""
+        row = self.db.execute(
+            "SELECT id, kappa, created_at FROM judge_validations WHERE judge_key = ? AND criterion = ?"
+            " ORDER BY id DESC LIMIT 1",
+            (key, criterion),
+        ).fetchone()
+        return (int(row[0]), row[1], row[2]) if row else None
 
     def close(self) -> None:
         self.db.close()

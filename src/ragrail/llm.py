@@ -97,6 +97,9 @@ class CallLayer:
     cache: ResponseCache | None = None
     price: Price | None = None
     on_result: ProgressFn | None = None
+    # A reply this rejects (returns an error message) is retried at once and never
+    # cached: a judge's unparseable JSON is a failed call, not an answer.
+    validate: Callable[[str], str | None] | None = None
     usage: UsageTotals = field(default_factory=UsageTotals)
     sleep: Callable[[float], Any] = asyncio.sleep  # tests replace it to skip real waits
 
@@ -121,6 +124,8 @@ class CallLayer:
         key = self.key(req)
         if self.cache is not None:
             hit = self.cache.get(key)
+            if hit is not None and self.validate is not None and self.validate(hit["text"]):
+                hit = None  # cached under an older schema: ask again
             if hit is not None:
                 result = CallResult(
                     text=hit["text"],
@@ -152,6 +157,7 @@ class CallLayer:
         s = self.settings
         started = time.perf_counter()
         last = "no attempt made"
+        spent_in = spent_out = 0  # tokens of rejected (unparseable) replies are paid for too
         for attempt in range(1, s.max_retries + 2):
             try:
                 done = await asyncio.wait_for(
@@ -172,11 +178,27 @@ class CallLayer:
                     )
                 await self.sleep(self.backoff(attempt, failure.retry_after))
                 continue
+            problem = self.validate(done.text) if self.validate is not None else None
+            spent_in += done.input_tokens
+            spent_out += done.output_tokens
+            if problem is not None:
+                last = f"unparseable reply: {problem}"
+                if attempt > s.max_retries:
+                    return CallResult(
+                        text=done.text,
+                        error=f"{last} (after {attempt} attempts)",
+                        input_tokens=spent_in,
+                        output_tokens=spent_out,
+                        cost_usd=cost_usd(self.price, spent_in, spent_out),
+                        attempts=attempt,
+                        latency_ms=(time.perf_counter() - started) * 1000,
+                    )
+                continue
             return CallResult(
                 text=done.text,
-                input_tokens=done.input_tokens,
-                output_tokens=done.output_tokens,
-                cost_usd=cost_usd(self.price, done.input_tokens, done.output_tokens),
+                input_tokens=spent_in,
+                output_tokens=spent_out,
+                cost_usd=cost_usd(self.price, spent_in, spent_out),
                 attempts=attempt,
                 latency_ms=(time.perf_counter() - started) * 1000,
             )

@@ -99,6 +99,32 @@ class MissedFact(_Model):
     score: float | None = None
 
 
+class JudgeClaim(_Model):
+    text: str
+    supported: bool
+    chunk: str | None = None
+
+
+class CriterionResult(_Model):
+    name: str
+    passed: bool | None = None  # the majority verdict over repeats
+    score: float | None = None  # the mean score, for 1-5 scales
+    reason: str = ""
+    verdicts: list[float] = Field(default_factory=list)  # per repeat: 1/0, or the score
+    stable: bool = True  # every repeat gave the same verdict
+
+
+class JudgeResult(_Model):
+    """What the LLM judge said about one case."""
+
+    faithfulness: float | None = None
+    claims: list[JudgeClaim] = Field(default_factory=list)
+    faithfulness_runs: list[float] = Field(default_factory=list)
+    faithfulness_stable: bool = True
+    criteria: list[CriterionResult] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+
+
 class CaseResult(_Model):
     id: str
     question: str
@@ -123,6 +149,7 @@ class CaseResult(_Model):
     missed_facts: list[MissedFact] = Field(default_factory=list)
     cause: str | None = None
     cause_detail: str | None = None
+    judge: JudgeResult | None = None
     trace: Trace
 
     @property
@@ -203,6 +230,9 @@ class RunResult(_Model):
     config: RunConfig
     totals: Totals
     usage: Usage | None = None  # None when no model was called (the stand-in)
+    judge: str | None = None  # "provider model" of the LLM judge, when one ran
+    judge_usage: Usage | None = None  # the judge's calls, apart from the answerer's
+    judge_stats: dict[str, Stat] = Field(default_factory=dict)
     cases: list[CaseResult]
 
     def case(self, case_id: str) -> CaseResult | None:

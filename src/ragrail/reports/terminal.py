@@ -92,10 +92,57 @@ def scorecard(run: RunResult, metrics: bool = False) -> str:
         lines.extend(["", metrics_table(run)])
     lines.append("")
     lines.extend(totals_lines(run))
+    if run.judge is not None:
+        lines.extend(["", *judge_lines(run)])
     why = causes_text(run)
     if why:
         lines.extend(["", why])
     return "\n".join(lines)
+
+
+def judge_lines(run: RunResult) -> list[str]:
+    """The judge's totals, its cost apart from the answerer's, and what it found per case."""
+    out = [f"Judge: {run.judge}"]
+    st = run.judge_stats
+    if "judge_faithfulness" in st and st["judge_faithfulness"].n:
+        out.append(stat_line("faithfulness", st["judge_faithfulness"], False))
+    for key, stat in st.items():
+        if key.startswith("judge_") and key != "judge_faithfulness":
+            out.append(stat_line(key.removeprefix("judge_"), stat, True, "pass"))
+    if run.judge_usage is not None:
+        u = run.judge_usage
+        out.append(f"  {'judge calls':<18}{u.calls} made, {u.cached} cached, {u.errors} failed")
+        out.append(f"  {'judge cost':<18}{money(u.cost_usd)} (apart from the answers' cost)")
+    findings = []
+    id_width = max([len(c.id) for c in run.cases] + [8]) + 2
+    for c in run.cases:
+        j = c.judge
+        if j is None:
+            continue
+        notes = [f"JUDGE ERROR {e}" for e in j.errors]
+        notes += [f'unsupported "{cl.text}"' for cl in j.claims if not cl.supported]
+        if not j.faithfulness_stable:
+            runs = ", ".join(f"{v:.2f}" for v in j.faithfulness_runs)
+            notes.append(f"faithfulness unstable ({runs})")
+        for cr in j.criteria:
+            if not cr.stable:
+                shown = ", ".join(
+                    ("pass" if v else "fail") if cr.score is None else f"{v:g}" for v in cr.verdicts
+                )
+                notes.append(f"{cr.name} unstable ({shown})")
+            elif cr.passed is False:
+                notes.append(f"{cr.name} failed: {cr.reason}")
+        if notes:
+            findings.extend(
+                wrap(
+                    f"  {c.id:<{id_width}}{'; '.join(notes)}",
+                    WIDTH,
+                    subsequent=" " * (2 + id_width),
+                )
+            )
+    if findings:
+        out.extend(["  per question:", *findings])
+    return out
 
 
 def _num(value: float | None, as_pct: bool) -> str:
