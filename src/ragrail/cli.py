@@ -940,6 +940,217 @@ def report(
     return EXIT_OK
 
 
+# ---------------------------------------------------------------- judge
+
+
+@cli.group("judge", context_settings=CONTEXT)
+def judge_group() -> None:
+    """Check the LLM judge: validate it against human labels, compare two runs pairwise."""
+
+
+judge_options = [
+    click.option("--config", "-c", type=click.Path(path_type=Path), help="Project file."),
+    click.option("--example", metavar="NAME", help="A bundled example's project."),
+    click.option(
+        "--judge",
+        type=click.Choice(["claude", "anthropic", "openai"]),
+        help="The judge (default: the config's [judge]).",
+    ),
+    click.option("--judge-model", metavar="NAME", help="The judge's model."),
+    click.option("--judge-base-url", metavar="URL", help="The judge's API base URL."),
+]
+
+
+def _judge_for(
+    project: Any, judge: str | None, judge_model: str | None, judge_base_url: str | None
+) -> Any:
+    from ragrail.judge import build_judge
+    from ragrail.pricing import DEFAULT_PRICES, Price
+
+    opts = _plain_opts()
+    opts.judge, opts.judge_model, opts.judge_base_url = judge, judge_model, judge_base_url
+    cfg = _judge_config(opts, project.config)
+    if cfg is None:
+        raise InputError(
+            "no judge: pass --judge claude|openai or add [judge] provider = ... to ragrail.toml"
+        )
+    prices = {
+        **DEFAULT_PRICES,
+        **{m: Price(p.input, p.output) for m, p in project.config.prices.items()},
+    }
+    return build_judge(cfg, project.state_dir / "cache.sqlite", prices, project.root)
+
+
+def _load_run_ref(ref: str, project: Any) -> Any:
+    """A run from a results file (a path that exists) or from the history (id, latest, -N)."""
+    from ragrail.history import History
+    from ragrail.results import load_run
+
+    path = Path(ref)
+    if path.suffix == ".json" and path.is_file():
+        return load_run(path, "results")
+    store_path = project.state_dir / "history.sqlite"
+    if not store_path.exists():
+        raise InputError(f"{ref}: not a results file, and no run history at {store_path}")
+    store = History(store_path)
+    try:
+        return store.load(ref)
+    finally:
+        store.close()
+
+
+def _pct_ci(value: float | None, ci: tuple[float, float] | None) -> str:
+    if value is None:
+        return "-"
+    interval = f"  [{ci[0]:.0%}, {ci[1]:.0%}]" if ci else ""
+    return f"{value:.0%}{interval}"
+
+
+@judge_group.command("validate", context_settings=RUN_REFS)
+@click.option(
+    "--labels",
+    "-l",
+    "labels_path",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Human verdicts: CSV or JSONL with case_id, criterion, verdict (pass/fail or 1-5).",
+)
+@click.option(
+    "--run",
+    "run_ref",
+    default="latest",
+    show_default=True,
+    help="The run whose answers to judge: an id, latest, -N, or a results .json file.",
+)
+@_with(judge_options)
+def judge_validate(
+    labels_path: Path,
+    run_ref: str,
+    config: Path | None,
+    example: str | None,
+    judge: str | None,
+    judge_model: str | None,
+    judge_base_url: str | None,
+) -> int:
+    """Measure the judge against human labels, and store the result.
+
+    Prints agreement, Cohen's kappa (Spearman for 1-5 scales), the true-positive
+    and true-negative rates, the confusion matrix, each with a 95% interval, and
+    the disagreements to read. A run may gate on a judge criterion only after a
+    validation of that judge (model, prompt and rubric) with kappa of at least
+    [judge] min_kappa (0.6).
+    """
+    from ragrail.judge import load_labels, validate_judge
+
+    project = _project(config, example)
+    labels = load_labels(labels_path)
+    run = _load_run_ref(run_ref, project)
+    the_judge = _judge_for(project, judge, judge_model, judge_base_url)
+    results = validate_judge(the_judge, run, labels)
+    store = _validation_store(project)
+    crit_by_name = {c.name: c for c in the_judge.config.criteria}
+    for a in results:
+        click.echo(
+            f"Judge {the_judge.label} vs {a.n} human labels: criterion {a.criterion!r} ({a.scale})"
+        )
+        click.echo(f"  agreement         {_pct_ci(a.agreement, a.agreement_ci)}")
+        if a.scale == "pass_fail":
+            ci = f"  [{a.kappa_ci[0]:.2f}, {a.kappa_ci[1]:.2f}]" if a.kappa_ci else ""
+            click.echo(f"  Cohen's kappa     {'-' if a.kappa is None else f'{a.kappa:.2f}'}{ci}")
+            click.echo(
+                f"  true positive     {_pct_ci(a.tpr, a.tpr_ci)}  (judge passes what people pass; n={a.tpr_n})"
+            )
+            click.echo(
+                f"  true negative     {_pct_ci(a.tnr, a.tnr_ci)}  (judge fails what people fail; n={a.tnr_n})"
+            )
+            m = a.confusion
+            click.echo("  confusion         judge pass  judge fail")
+            click.echo(f"    people pass     {m['hp_jp']:>10}  {m['hp_jf']:>10}")
+            click.echo(f"    people fail     {m['hf_jp']:>10}  {m['hf_jf']:>10}")
+        else:
+            ci = f"  [{a.spearman_ci[0]:.2f}, {a.spearman_ci[1]:.2f}]" if a.spearman_ci else ""
+            click.echo(
+                f"  Spearman          {'-' if a.spearman is None else f'{a.spearman:.2f}'}{ci}"
+            )
+        if a.disagreements:
+            click.echo(f"  disagreements ({len(a.disagreements)}), worth reading:")
+            for case_id, human, verdict, reason in a.disagreements:
+
+                def word(v: float, scale: str = a.scale) -> str:
+                    return ("pass" if v else "fail") if scale == "pass_fail" else f"{v:g}"
+
+                click.echo(
+                    f"    {case_id}: people {word(human)}, judge {word(verdict)}"
+                    + (f": {reason}" if reason else "")
+                )
+        key = the_judge.key(crit_by_name.get(a.criterion))
+        vid = store.record_validation(key, the_judge.label, a.criterion, a)
+        score = a.kappa if a.kappa is not None else a.spearman
+        ok = score is not None and score >= the_judge.config.min_kappa
+        click.echo(
+            f"  stored as validation {vid} (judge key {key}); "
+            + (
+                f"gates on {a.criterion!r} are allowed"
+                if ok
+                else f"below min_kappa {the_judge.config.min_kappa}: gates stay refused"
+            )
+        )
+    store.close()
+    return EXIT_OK
+
+
+@judge_group.command("pairwise", context_settings=RUN_REFS)
+@click.argument("run_a", metavar="RUN_A")
+@click.argument("run_b", metavar="RUN_B")
+@_with(judge_options)
+def judge_pairwise(
+    run_a: str,
+    run_b: str,
+    config: Path | None,
+    example: str | None,
+    judge: str | None,
+    judge_model: str | None,
+    judge_base_url: str | None,
+) -> int:
+    """Which run answers better, per question, with the answers shown in both orders.
+
+    RUN_A and RUN_B are run ids (latest, -N) or results .json files. Only verdicts
+    that agree across the swap count (a judge that prefers whatever comes first
+    cannot decide); prints wins, ties, losses, the swap-disagreement rate and an
+    exact sign test.
+    """
+    from ragrail.judge import model_family, pairwise
+
+    project = _project(config, example)
+    a, b = _load_run_ref(run_a, project), _load_run_ref(run_b, project)
+    the_judge = _judge_for(project, judge, judge_model, judge_base_url)
+    fam = model_family(the_judge.provider.model)
+    if fam is not None and fam in {model_family(a.config.model), model_family(b.config.model)}:
+        click.echo(
+            f"ragrail: warning: the judge ({the_judge.provider.model}) is of the same family as "
+            "an answering model; judges favour their own family",
+            err=True,
+        )
+    result = pairwise(the_judge, a, b)
+    click.echo(
+        f"Pairwise: B ({run_b}) vs A ({run_a}), judged by {the_judge.label}, {result.n} questions"
+    )
+    for case_id, verdict in result.per_case:
+        click.echo(f"  {case_id:<24}{verdict}")
+    rate = "-" if result.swap_rate is None else f"{result.swap_rate:.0%}"
+    click.echo(
+        f"  B better {result.wins}, ties {result.ties}, A better {result.losses}; "
+        f"changed with the order {result.swap_disagreements} ({rate}); errors {result.errors}"
+    )
+    click.echo(
+        f"  sign test (B vs A, ties and order-dependent verdicts left out): p={result.sign_test_p:.3f}"
+    )
+    u = the_judge.usage
+    cost = "unknown" if u.cost_usd is None else f"${u.cost_usd:.4f}"
+    click.echo(f"  judge calls {u.calls} made, {u.cached} cached, {u.errors} failed; cost {cost}")
+    return EXIT_SYSTEM if result.errors else EXIT_OK
+
+
 # ---------------------------------------------------------------- cache
 
 

@@ -129,6 +129,11 @@ class AnthropicProvider(Provider):
         self._key = _api_key("anthropic")  # a missing key fails before any work
         super().__init__(model, base_url or os.environ.get(BASE_URL_VARS["anthropic"]), timeout)
 
+    def _accepts(self, name: str) -> bool:
+        import inspect
+
+        return name in inspect.signature(self.client.messages.create).parameters
+
     def _make_client(self) -> Any:
         import anthropic
 
@@ -139,7 +144,8 @@ class AnthropicProvider(Provider):
 
     async def complete(self, prompt: str, max_tokens: int, temperature: float | None) -> Completion:
         kwargs: dict[str, Any] = {}
-        if temperature is not None:
+        if temperature is not None and self._accepts("temperature"):
+            # Newer Messages APIs dropped sampling parameters; send one only where it exists.
             kwargs["temperature"] = temperature
         msg = await self.client.messages.create(
             model=self.model,

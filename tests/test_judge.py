@@ -1,0 +1,375 @@
+"""The LLM judge against a scripted local API (no network), through the real SDKs."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from ragrail.judge import ClaimsReply, cohen_kappa, model_family, parse_reply
+from ragrail.results import CaseResult, RunConfig, RunResult, Trace
+from ragrail.run import compute_totals
+from ragrail.scoring.claims import split_claims
+from tests.fake_llm import FakeLLM, Reply
+
+KEY = "sk-judge-test-key"
+
+
+@pytest.fixture(autouse=True)
+def env(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+
+def between(prompt: str, tag: str) -> str:
+    m = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.S)
+    return m.group(1) if m else ""
+
+
+def claims_judge(req) -> Reply:
+    """Scripted claim verdicts: invented vouchers and amounts missing from the excerpts are
+    unsupported; everything else is supported."""
+    prompt = req.prompt
+    answer, context = between(prompt, "answer"), between(prompt, "excerpts")
+    claims = []
+    for claim in split_claims(answer):
+        supported = "voucher" not in claim and not ("₹150" in claim and "₹150" not in context)
+        claims.append({"claim": claim, "supported": supported, "chunk": None})
+    return Reply(text=json.dumps({"claims": claims}), input_tokens=400, output_tokens=60)
+
+
+def late_refund(cli, tmp_path, extra: str = ""):
+    dest = tmp_path / "lr"
+    assert cli("example", "late-refund", str(dest)).code == 0
+    if extra:
+        cfg = dest / "ragrail.toml"
+        cfg.write_text(cfg.read_text() + "\n" + extra)
+    return dest
+
+
+def test_claim_verdicts_give_the_articles_faithfulness(cli, tmp_path):
+    dest = late_refund(cli, tmp_path)
+    out = tmp_path / "r.json"
+    with FakeLLM(claims_judge) as fake:
+        r = cli(
+            "run", "--judge", "claude", "--judge-base-url", fake.url, "--json", str(out), cwd=dest
+        )
+        assert r.code == 0, r.out + r.err
+        assert len(fake.received) == 4
+        assert {c.body["model"] for c in fake.received} == {"claude-opus-5"}
+    cases = {c["id"]: c for c in json.loads(out.read_text())["cases"]}
+    assert cases["right-answer"]["judge"]["faithfulness"] == 1.0
+    assert cases["invented-voucher"]["judge"]["faithfulness"] == pytest.approx(2 / 3)
+    assert cases["noisy-retrieval"]["judge"]["faithfulness"] == 0.5
+    assert cases["only-ten-percent"]["judge"]["faithfulness"] == 1.0
+    assert "Judge: anthropic claude-opus-5" in r.out
+    text = " ".join(r.out.split())
+    assert 'invented-voucher unsupported "a free dessert voucher"' in text
+    assert 'noisy-retrieval unsupported "capped at ₹150"' in text
+    # the judge's cost is reported apart from the answers' (precomputed here: no answer calls)
+    data = json.loads(out.read_text())
+    assert data["judge_usage"]["calls"] == 4 and data["usage"] is None
+    assert data["judge_usage"]["cost_usd"] == pytest.approx(4 * (400 * 5 + 60 * 25) / 1e6)
+    assert "judge cost        $0.0140 (apart from the answers' cost)" in r.out
+
+
+def test_a_malformed_reply_is_retried_then_a_judge_error_and_exit_3(cli, tmp_path):
+    dest = late_refund(cli, tmp_path)
+    out = tmp_path / "r.json"
+
+    def script(req):
+        if "capped" not in between(req.prompt, "answer"):  # only-ten-percent
+            return Reply(text="Sure! The answer looks faithful to me.")
+        return claims_judge(req)
+
+    with FakeLLM(script) as fake:
+        r = cli(
+            "run", "--judge", "claude", "--judge-base-url", fake.url, "--json", str(out), cwd=dest
+        )
+        malformed = [c for c in fake.received if "capped" not in between(c.prompt, "answer")]
+        assert len(malformed) == 3  # the first try and max_retries = 2 retries
+    assert r.code == 3
+    assert "JUDGE ERROR faithfulness: unparseable reply: no JSON object in the reply" in " ".join(
+        r.out.split()
+    )
+    raw = out.read_text()
+    assert "NaN" not in raw
+    data = json.loads(raw)
+    assert data["judge_stats"]["judge_faithfulness"]["n"] == 3  # the error is not averaged in
+    only = next(c for c in data["cases"] if c["id"] == "only-ten-percent")
+    assert only["judge"]["faithfulness"] is None and only["judge"]["errors"]
+
+
+def test_prompts_are_files_a_project_can_override(cli, tmp_path):
+    dest = late_refund(cli, tmp_path, '[judge]\nprompts_dir = "prompts"\n')
+    (dest / "prompts").mkdir()
+    from ragrail.judge import PROMPTS_DIR
+
+    custom = (
+        (PROMPTS_DIR / "claims.txt")
+        .read_text()
+        .replace("You check whether", "HOUSE RULES v2. You check whether")
+    )
+    (dest / "prompts" / "claims.txt").write_text(custom)
+    with FakeLLM(claims_judge) as fake:
+        assert cli("run", "--judge", "claude", "--judge-base-url", fake.url, cwd=dest).code == 0
+        assert all(c.prompt.startswith("HOUSE RULES v2.") for c in fake.received)
+
+
+# ------------------------------------------------------------- rubric, repeats, gates
+
+RUBRIC = """
+[judge]
+faithfulness = false
+
+[[judge.criteria]]
+name = "polite"
+description = "The answer is polite and professional."
+"""
+
+
+def rubric_judge(verdict_for):
+    def script(req):
+        answer = between(req.prompt, "answer")
+        verdict = verdict_for(answer)
+        if isinstance(verdict, list):
+            return [
+                Reply(
+                    text=json.dumps(
+                        {"verdicts": [{"criterion": "polite", "pass": v, "reason": "tone"}]}
+                    )
+                )
+                for v in verdict
+            ]
+        return Reply(
+            text=json.dumps(
+                {"verdicts": [{"criterion": "polite", "pass": verdict, "reason": "tone"}]}
+            )
+        )
+
+    return script
+
+
+def test_a_verdict_that_flips_between_repeats_is_unstable(cli, tmp_path):
+    dest = late_refund(cli, tmp_path, RUBRIC)
+    out = tmp_path / "r.json"
+
+    def verdict(answer):
+        return [True, False, True] if "voucher" in answer else True
+
+    with FakeLLM(rubric_judge(verdict)) as fake:
+        r = cli(
+            "run",
+            "--judge",
+            "claude",
+            "--judge-base-url",
+            fake.url,
+            "--judge-repeats",
+            "3",
+            "--json",
+            str(out),
+            cwd=dest,
+        )
+        assert len(fake.received) == 12
+    assert r.code == 0, r.err
+    cases = {c["id"]: c for c in json.loads(out.read_text())["cases"]}
+    polite = cases["invented-voucher"]["judge"]["criteria"][0]
+    assert (
+        polite["verdicts"] == [1.0, 0.0, 1.0]
+        and polite["stable"] is False
+        and polite["passed"] is True
+    )
+    assert cases["right-answer"]["judge"]["criteria"][0]["stable"] is True
+    assert "polite unstable (pass, fail, pass)" in r.out
+
+
+def forty_case_run(path):
+    cases = []
+    for i in range(40):
+        cases.append(
+            CaseResult(
+                id=f"case-{i:02d}",
+                question=f"Question number {i}?",
+                sources=["doc"],
+                facts=["x"],
+                trace=Trace(case_id=f"case-{i:02d}", answer=f"Answer number {i}."),
+                answer_runs=1,
+                answer_passes=1,
+                answer_pass=True,
+            )
+        )
+    cfg = RunConfig(
+        name="labelled",
+        chunking="precomputed",
+        top_k=3,
+        min_score=0.0,
+        retriever="x",
+        answerer="outputs",
+        answerer_label="outputs",
+        n_chunks=0,
+        n_cases=40,
+    )
+    run = RunResult(config=cfg, totals=compute_totals(cases), cases=cases)
+    run.save(path)
+
+
+def test_validate_agreement_kappa_and_the_gate(cli, tmp_path):
+    dest = late_refund(
+        cli,
+        tmp_path,
+        RUBRIC.replace(
+            'description = "The answer is polite and professional."',
+            'description = "The answer is polite and professional."\ngate = true',
+        ),
+    )
+    forty_case_run(tmp_path / "labelled.json")
+    human = {i: i < 24 for i in range(40)}  # 24 pass, 16 fail
+    flipped = {1, 2, 3, 30, 31, 32}  # the scripted judge disagrees on 6
+    (tmp_path / "labels.csv").write_text(
+        "case_id,criterion,verdict\n"
+        + "".join(f"case-{i:02d},polite,{'pass' if human[i] else 'fail'}\n" for i in range(40))
+    )
+
+    def verdict(answer):
+        m = re.search(r"Answer number (\d+)", answer)
+        if m is None:  # the project's own answers, judged after validation
+            return True
+        i = int(m.group(1))
+        return human[i] != (i in flipped)
+
+    with FakeLLM(rubric_judge(verdict)) as fake:
+        # a gate on an unvalidated criterion is refused, before any call
+        r = cli("run", "--judge", "claude", "--judge-base-url", fake.url, cwd=dest)
+        assert r.code == 2 and fake.received == []
+        assert "never been validated against human labels" in r.err
+        assert "ragrail judge validate --labels FILE" in r.err
+
+        r = cli(
+            "judge",
+            "validate",
+            "--labels",
+            str(tmp_path / "labels.csv"),
+            "--run",
+            str(tmp_path / "labelled.json"),
+            "--judge",
+            "claude",
+            "--judge-base-url",
+            fake.url,
+            cwd=dest,
+        )
+        assert r.code == 0, r.err
+        assert len(fake.received) == 40
+
+        # by hand: p_o = 34/40; both raters pass 24/40, so p_e = .6*.6 + .4*.4
+        pairs = [(int(human[i]), int(human[i] != (i in flipped))) for i in range(40)]
+        po, pe = 34 / 40, 0.6 * 0.6 + 0.4 * 0.4
+        kappa = (po - pe) / (1 - pe)
+        assert cohen_kappa(pairs) == pytest.approx(kappa)
+        assert re.search(r"agreement\s+85%\s+\[\d+%, \d+%\]", r.out)
+        assert re.search(rf"Cohen's kappa\s+{kappa:.2f}\s+\[-?\d\.\d\d, \d\.\d\d\]", r.out)
+        assert re.search(r"true positive\s+88%\s+\[\d+%, \d+%\].*n=24", r.out)
+        assert re.search(r"true negative\s+81%\s+\[\d+%, \d+%\].*n=16", r.out)
+        assert re.search(r"people pass\s+21\s+3", r.out) and re.search(
+            r"people fail\s+3\s+13", r.out
+        )
+        assert "disagreements (6)" in r.out and "case-01: people pass, judge fail" in r.out
+        assert "gates on 'polite' are allowed" in r.out
+
+        # validated (kappa 0.69 >= 0.6): the gate runs now
+        r = cli("run", "--judge", "claude", "--judge-base-url", fake.url, cwd=dest)
+        assert r.code in (0, 1), r.err
+
+
+def test_gate_with_trust_unvalidated_fails_impolite_answers(cli, tmp_path):
+    dest = late_refund(
+        cli,
+        tmp_path,
+        RUBRIC.replace(
+            'description = "The answer is polite and professional."',
+            'description = "The answer is polite and professional."\ngate = true',
+        ),
+    )
+    with FakeLLM(rubric_judge(lambda answer: "voucher" not in answer)) as fake:
+        r = cli(
+            "run",
+            "--judge",
+            "claude",
+            "--judge-base-url",
+            fake.url,
+            "--trust-unvalidated",
+            "--save-baseline",
+            "--baseline",
+            str(tmp_path / "b.json"),
+            cwd=dest,
+        )
+    assert "judge: polite failed (tone)" in r.out
+
+
+def test_same_family_warning(cli, tmp_path):
+    with FakeLLM(claims_judge) as fake:
+        r = cli(
+            "demo",
+            "--claude",
+            "--base-url",
+            fake.url,
+            "--judge",
+            "claude",
+            "--judge-base-url",
+            fake.url,
+            "--no-history",
+            cwd=tmp_path,
+        )
+    assert "same family as the answering model" in r.err
+    assert model_family("claude-opus-5") == model_family("claude-haiku-4") == "claude"
+    assert model_family("gpt-5") != model_family("claude-opus-5")
+
+
+def test_pairwise_counts_only_verdicts_that_survive_the_swap(cli, tmp_path):
+    dest = late_refund(cli, tmp_path)
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert cli("run", "--json", str(a), "--no-history", cwd=dest).code == 0
+    outputs = dest / "outputs.jsonl"
+    outputs.write_text(
+        outputs.read_text().replace(
+            "Late orders get a 10% refund [refund-policy#1].",
+            "Late orders get a 10% refund [refund-policy#1], capped at ₹150 [refund-policy#2].",
+        )
+    )
+    cli("run", "--json", str(b), "--no-history", cwd=dest)
+
+    def script(req):
+        one, two = between(req.prompt, "answer_1"), between(req.prompt, "answer_2")
+        if "voucher" in one or "voucher" in two:
+            better = "1"  # position bias: always the first shown
+        elif one == two:
+            better = "tie"
+        else:
+            better = "1" if "₹150" in one else "2"
+        return Reply(text=json.dumps({"better": better, "reason": "scripted"}))
+
+    with FakeLLM(script) as fake:
+        r = cli(
+            "judge",
+            "pairwise",
+            str(a),
+            str(b),
+            "--judge",
+            "claude",
+            "--judge-base-url",
+            fake.url,
+            cwd=dest,
+        )
+        assert len(fake.received) == 8  # 4 questions, both orders
+    assert r.code == 0, r.err
+    assert "B better 1, ties 2, A better 0; changed with the order 1 (25%)" in r.out
+    assert "invented-voucher        changed with the order (A / B)" in r.out
+    assert "p=1.000" in r.out
+
+
+def test_parse_reply_tolerates_fences_and_rejects_wrong_shapes():
+    assert parse_reply('```json\n{"claims": []}\n```', ClaimsReply).claims == []
+    with pytest.raises(ValueError, match="claims"):
+        parse_reply('{"claim": []}', ClaimsReply)
+    with pytest.raises(ValueError, match="invalid JSON"):
+        parse_reply("{claims: [}", ClaimsReply)
