@@ -10,13 +10,13 @@ and selenium for the timing; without them it reports the size only.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_offline import build
 
@@ -57,27 +57,11 @@ def main() -> None:
 
 
 def browser_load_seconds(page: Path, tmp: Path) -> float | None:
-    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
+    from tests.browser import chrome
+
+    driver = chrome(tmp / "ud")
+    if driver is None:
         return None
-    if not (chromium and driver_path):
-        return None
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--no-first-run",
-        f"--user-data-dir={tmp / 'ud'}",
-    ):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
     try:
         driver.get(page.as_uri())
         timing = driver.execute_script(

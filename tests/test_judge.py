@@ -175,13 +175,14 @@ def test_a_verdict_that_flips_between_repeats_is_unstable(cli, tmp_path):
     assert r.code == 0, r.err
     cases = {c["id"]: c for c in json.loads(out.read_text())["cases"]}
     polite = cases["invented-voucher"]["judge"]["criteria"][0]
-    assert (
-        polite["verdicts"] == [1.0, 0.0, 1.0]
-        and polite["stable"] is False
-        and polite["passed"] is True
-    )
+    # the three concurrent repeats may get the scripted replies in any order
+    assert sorted(polite["verdicts"]) == [0.0, 1.0, 1.0]
+    assert polite["stable"] is False and polite["passed"] is True  # the majority
     assert cases["right-answer"]["judge"]["criteria"][0]["stable"] is True
-    assert "polite unstable (pass, fail, pass)" in r.out
+    line = next(ln for ln in r.out.splitlines() if "polite unstable (" in ln)
+    assert line.strip().startswith("invented-voucher")
+    shown = line.split("polite unstable (")[1].split(")")[0].split(", ")
+    assert sorted(shown) == ["fail", "pass", "pass"]
 
 
 def forty_case_run(path):

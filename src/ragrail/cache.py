@@ -13,10 +13,11 @@ import hashlib
 import json
 import sqlite3
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ragrail.fileio import set_aside
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -72,13 +73,7 @@ class ResponseCache:
             db.execute("SELECT count(*) FROM responses").fetchone()
             return db
         except sqlite3.DatabaseError as exc:
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
-            self.path.replace(aside)
-            warnings.warn(
-                f"the response cache {self.path} could not be read ({exc}); moved it to "
-                f"{aside.name} and started an empty one",
-                stacklevel=2,
-            )
+            set_aside(self.path, "response cache", exc)
             return self._connect()
 
     def _connect(self) -> sqlite3.Connection:

@@ -94,3 +94,20 @@ def atomic_write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def set_aside(path: Path, what: str, reason: object) -> Path:
+    """Move an unreadable state file out of the way, with a warning, so a fresh one can start.
+
+    Caches and histories are rebuilt on demand: losing one must never crash a run.
+    """
+    import time
+    import warnings
+
+    aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+    path.replace(aside)
+    warnings.warn(
+        f"the {what} {path} could not be read ({reason}); moved it to {aside.name} and started a new one",
+        stacklevel=3,
+    )
+    return aside

@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from ragrail.errors import InputError
+from ragrail.fileio import set_aside
 from ragrail.results import RunResult
 
 MIGRATIONS: tuple[str, ...] = (
@@ -83,25 +82,17 @@ class RunRow:
         return f"{c['chunking']}, k={c['top_k']}, {c['retriever']}, {c['answerer']}{model}"
 
 
+def _git(folder: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=folder, capture_output=True, text=True, timeout=5, check=True
+    ).stdout.strip()
+
+
 def git_commit(folder: Path) -> tuple[str | None, bool]:
     """(HEAD's short hash, whether the tree has uncommitted changes), or (None, False)."""
     try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
+        head = _git(folder, "rev-parse", "--short=12", "HEAD")
+        dirty = _git(folder, "status", "--porcelain", "--untracked-files=no")
         return head or None, bool(dirty)
     except (OSError, subprocess.SubprocessError):
         return None, False
@@ -120,13 +111,7 @@ class History:
             self._migrate(db)
             return db
         except sqlite3.DatabaseError as exc:
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
-            self.path.replace(aside)
-            warnings.warn(
-                f"the run history {self.path} could not be read ({exc}); moved it to "
-                f"{aside.name} and started a new one",
-                stacklevel=2,
-            )
+            set_aside(self.path, "run history", exc)
             db = sqlite3.connect(self.path)
             self._migrate(db)
             return db

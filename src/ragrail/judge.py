@@ -209,7 +209,16 @@ class Judge:
     prompts: Prompts
     cache: Any = None  # cache.ResponseCache
     price: Any = None  # pricing.Price
-    usage: Usage = field(default_factory=Usage)
+    totals: Any = None  # llm.UsageTotals over every call this judge made
+
+    def __post_init__(self) -> None:
+        from ragrail.llm import UsageTotals
+
+        self.totals = UsageTotals()
+
+    @property
+    def usage(self) -> Usage:
+        return self.totals.summary()
 
     @property
     def label(self) -> str:
@@ -245,19 +254,7 @@ class Judge:
             return []
         layer = self._layer(validate)
         results = layer.run([CallRequest(prompt=p, repeat=r) for p, r in prompts])
-        u = layer.usage
-        self.usage.calls += u.calls
-        self.usage.cached += u.cached
-        self.usage.errors += u.errors
-        self.usage.retries += u.retries
-        self.usage.input_tokens += u.input_tokens
-        self.usage.output_tokens += u.output_tokens
-        if self.usage.cost_usd is not None:
-            self.usage.cost_usd = None if not u.priced else self.usage.cost_usd + u.cost_usd
-        if self.usage.cached_cost_usd is not None:
-            self.usage.cached_cost_usd = (
-                None if not u.priced else self.usage.cached_cost_usd + u.cached_cost_usd
-            )
+        self.totals.absorb(layer.usage)
         return results
 
     # -- per-case prompts

@@ -20,6 +20,7 @@ from typing import Any
 from ragrail.cache import ResponseCache, cache_key
 from ragrail.pricing import Price, cost_usd
 from ragrail.providers import Provider
+from ragrail.results import Usage
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,34 @@ class UsageTotals:
             self.cost_usd += r.cost_usd or 0.0
         if r.error is None and r.cost_usd is None:
             self.priced = False
+
+    def absorb(self, other: UsageTotals) -> None:
+        """Add another batch's totals (the judge sums its claims and rubric layers)."""
+        for name in (
+            "calls",
+            "cached",
+            "errors",
+            "retries",
+            "input_tokens",
+            "output_tokens",
+            "cost_usd",
+            "cached_cost_usd",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.priced = self.priced and other.priced
+
+    def summary(self) -> Usage:
+        """The serialisable form; costs are None (unknown) when a model had no price."""
+        return Usage(
+            calls=self.calls,
+            cached=self.cached,
+            errors=self.errors,
+            retries=self.retries,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cost_usd=self.cost_usd if self.priced else None,
+            cached_cost_usd=self.cached_cost_usd if self.priced else None,
+        )
 
 
 ProgressFn = Callable[[CallResult, UsageTotals], None]

@@ -174,18 +174,7 @@ def run_config(
 def usage_of(answerer: Answerer) -> Usage | None:
     """The call totals of an answerer that calls a model; None for the stand-in."""
     totals = getattr(answerer, "usage", None)
-    if totals is None:
-        return None
-    return Usage(
-        calls=totals.calls,
-        cached=totals.cached,
-        errors=totals.errors,
-        retries=totals.retries,
-        input_tokens=totals.input_tokens,
-        output_tokens=totals.output_tokens,
-        cost_usd=totals.cost_usd if totals.priced else None,
-        cached_cost_usd=totals.cached_cost_usd if totals.priced else None,
-    )
+    return None if totals is None else totals.summary()
 
 
 def rerun_failures(

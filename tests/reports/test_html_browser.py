@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,33 +12,16 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "ci-artifacts"
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver_path = shutil.which("chromedriver")
-    if not (chromium and driver_path):
+    from tests.browser import chrome
+
+    driver = chrome(tmp_path_factory.mktemp("chrome"))
+    if driver is None:
         if os.environ.get("RAGRAIL_REQUIRE_BROWSER") == "1":
             pytest.fail(
-                "chromium and chromedriver are required here (apt-get install chromium chromium-driver)"
+                "chromium, chromedriver and selenium are required here "
+                "(apt-get install chromium chromium-driver)"
             )
-        pytest.skip("chromium/chromedriver not installed")
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--no-first-run",
-        "--disable-sync",
-        "--window-size=1200,1600",
-        f"--user-data-dir={tmp_path_factory.mktemp('chrome')}",
-    ):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+        pytest.skip("chromium/chromedriver/selenium not installed")
     yield driver
     driver.quit()
 
