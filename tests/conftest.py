@@ -22,6 +22,13 @@ class CliResult:
     err: str
 
 
+@pytest.fixture(autouse=True)
+def _isolated_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts in its own empty folder, so runs record their history and cache
+    there, never in the repository."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]):
     """Run the CLI in-process, as `ragrail ARGS...`, returning exit code and output."""

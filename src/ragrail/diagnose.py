@@ -127,6 +127,8 @@ def describe_missed(m: MissedFact, min_score: float) -> str:
         return f'"{m.fact}" is cut between {m.chunks[0]} and {m.chunks[1]}'
     if m.where == "below_k":
         return f'"{m.fact}" is in {m.chunks[0]}, ranked {m.rank} (score {m.score:.2f})'
+    if m.where == "below_min_score" and not m.score:
+        return f'"{m.fact}" is in {m.chunks[0]}, which scores 0 for this question (no match)'
     if m.where == "below_min_score":
         return (
             f'"{m.fact}" is in {m.chunks[0]}, ranked {m.rank}, score {m.score:.2f} '
