@@ -1357,8 +1357,15 @@ def add(
 # ---------------------------------------------------------------- entry point
 
 
+def _warn(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+    click.echo(f"ragrail: warning: {message}", err=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI, turning every user mistake into one line and an exit code."""
+    import warnings
+
+    warnings.showwarning = _warn  # one plain line, not Python's file:line: UserWarning form
     try:
         code = cli.main(args=argv, prog_name="ragrail", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:

@@ -295,6 +295,7 @@ def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str]) -> str:
         else "",
         f"<h4>Answer</h4><pre class='answer'>{highlight(case.trace.answer or '', case.facts)}</pre>",
         f"<h4>Claims</h4><ul class='claims'>{claims}</ul>" if claims else "",
+        _judge_html(case),
         f"<h4>Checks</h4><ul>{''.join(f'<li class=fail>{escape(p)}</li>' for p in case.problems) or '<li class=pass>all passed</li>'}</ul>",
     ]
     return (
@@ -305,6 +306,33 @@ def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str]) -> str:
         f"<span class='{status}'>{answer}</span><span class='reason'>{escape(reason or '')}</span></summary>"
         f"<div class='detail'>{''.join(detail)}</div></details>"
     )
+
+
+def _judge_html(case: CaseResult) -> str:
+    j = case.judge
+    if j is None:
+        return ""
+    parts = ["<h4>Judge</h4><ul class='judge'>"]
+    parts += [f"<li class='fail'>judge error: {escape(e)}</li>" for e in j.errors]
+    if j.faithfulness is not None:
+        parts.append(
+            f"<li>faithfulness {j.faithfulness:.2f}"
+            f"{'' if j.faithfulness_stable else ' (unstable across repeats)'}</li>"
+        )
+    parts += [
+        f"<li class='{'supported' if c.supported else 'unsupported fail'}'>"
+        f"{'&#10003;' if c.supported else '&#10007;'} {escape(c.text)}"
+        f"{' <span class=muted>(' + escape(c.chunk) + ')</span>' if c.chunk else ''}</li>"
+        for c in j.claims
+    ]
+    parts += [
+        f"<li>{escape(cr.name)}: {'pass' if cr.passed else 'fail'}"
+        f"{'' if cr.score is None else f' ({cr.score:g}/5)'}{'' if cr.stable else ', unstable'}"
+        f" <span class='muted'>{escape(cr.reason)}</span></li>"
+        for cr in j.criteria
+    ]
+    parts.append("</ul>")
+    return "".join(parts)
 
 
 def html_report(run: RunResult, diff: Diff | None = None, history: Sequence[RunRow] = ()) -> str:
