@@ -85,7 +85,9 @@ class FakeLLM:
 
     def start(self) -> None:
         handler = _handler_for(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        # a listen backlog of 5 (the default) drops connections when 16 clients start at once
+        server_cls = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 128})
+        self._server = server_cls(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
