@@ -93,8 +93,8 @@ def run_options(func: Any) -> Any:
     path = click.Path(path_type=Path)
     options = [
         click.option("--config", "-c", type=path, help="Project file (default: ./ragrail.toml)."),
-        click.option("--docs", type=path, help="Folder of documents (Markdown or text)."),
-        click.option("--golden", "-g", type=path, help="Golden set file (JSON array or JSONL)."),
+        click.option("--docs", type=path, help="Folder of documents (Markdown, text or HTML)."),
+        click.option("--golden", "-g", type=path, help="Golden set file (JSON, JSONL, YAML or CSV)."),
         click.option(
             "--baseline",
             "-b",
@@ -1209,7 +1209,7 @@ def cache_clear(config: Path | None) -> int:
 @click.argument("name")
 @click.argument("dest", type=click.Path(path_type=Path))
 def example(name: str, dest: Path) -> int:
-    """Copy a bundled example (kitebase) into DEST to run and edit it there.
+    """Copy a bundled example (kitebase, late-refund) into DEST to run and edit it there.
 
     DEST gets the documents, golden.json, baseline.json, ragrail.toml and a
     GitHub Actions workflow in .github/workflows/evals.yml.
