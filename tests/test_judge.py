@@ -321,7 +321,7 @@ def test_same_family_warning(cli, tmp_path):
             "--no-history",
             cwd=tmp_path,
         )
-    assert "same family as the answering model" in r.err
+    assert "same family as an answering model" in r.err
     assert model_family("claude-opus-5") == model_family("claude-haiku-4") == "claude"
     assert model_family("gpt-5") != model_family("claude-opus-5")
 

@@ -94,7 +94,9 @@ def run_options(func: Any) -> Any:
     options = [
         click.option("--config", "-c", type=path, help="Project file (default: ./ragrail.toml)."),
         click.option("--docs", type=path, help="Folder of documents (Markdown, text or HTML)."),
-        click.option("--golden", "-g", type=path, help="Golden set file (JSON, JSONL, YAML or CSV)."),
+        click.option(
+            "--golden", "-g", type=path, help="Golden set file (JSON, JSONL, YAML or CSV)."
+        ),
         click.option(
             "--baseline",
             "-b",
@@ -404,67 +406,39 @@ def _validation_store(project: Any):  # -> History
 
 def _check_gates(judge_cfg: Any, project: Any, opts: RunOptions) -> None:
     """Refuse, before any work, to gate on a judge criterion nobody has validated."""
-    from ragrail.judge import Prompts, judge_key
+    from ragrail.judge import Prompts, require_validated
 
-    gated = [c for c in judge_cfg.criteria if c.gate]
-    if not gated or opts.trust_unvalidated:
+    if opts.trust_unvalidated or not any(c.gate for c in judge_cfg.criteria):
         return
     root = project.root
     prompts = Prompts.load(root / judge_cfg.prompts_dir if judge_cfg.prompts_dir else None)
     store = _validation_store(project)
     try:
-        for crit in gated:
-            key = judge_key(judge_cfg.provider, judge_cfg.model, prompts.rubric, crit)
-            found = store.best_validation(key, crit.name)
-            who = f"{judge_cfg.provider} {judge_cfg.model}"
-            if found is None:
-                raise InputError(
-                    f"criterion {crit.name!r} gates answers, but judge {who} with this prompt and "
-                    f"rubric has never been validated against human labels: label some answers "
-                    f"(case_id,criterion,verdict) and run `ragrail judge validate --labels FILE`, "
-                    f"or pass --trust-unvalidated"
-                )
-            _, kappa, when = found
-            if kappa is None or kappa < judge_cfg.min_kappa:
-                raise InputError(
-                    f"criterion {crit.name!r} gates answers, but judge {who}'s latest validation "
-                    f"({when}) has kappa {kappa if kappa is None else round(kappa, 2)}, below "
-                    f"judge.min_kappa {judge_cfg.min_kappa}: improve the prompt or rubric and "
-                    f"validate again, or pass --trust-unvalidated"
-                )
+        require_validated(judge_cfg, prompts, store)
     finally:
         store.close()
 
 
 def _run_judge(judge_cfg: Any, project: Any, result: Any) -> int:
     """Judge the run in place; returns how many questions the judge failed on."""
-    from ragrail.diagnose import assign_cause
-    from ragrail.judge import apply_gates, build_judge, judge_totals, model_family
-    from ragrail.pricing import DEFAULT_PRICES, Price
-    from ragrail.run import compute_totals
+    from ragrail.judge import build_judge, judge_and_rescore, same_family_warning
 
-    prices = {
+    judge = build_judge(
+        judge_cfg, project.state_dir / "cache.sqlite", _prices(project), project.root
+    )
+    warning = same_family_warning(judge, [result.config.model])
+    if warning:
+        click.echo(f"ragrail: warning: {warning}", err=True)
+    return judge_and_rescore(judge, result)
+
+
+def _prices(project: Any) -> dict[str, Any]:
+    from ragrail.pricing import DEFAULT_PRICES, Price
+
+    return {
         **DEFAULT_PRICES,
         **{m: Price(p.input, p.output) for m, p in project.config.prices.items()},
     }
-    judge = build_judge(judge_cfg, project.state_dir / "cache.sqlite", prices, project.root)
-    family = model_family(result.config.model)
-    if family is not None and family == model_family(judge.provider.model):
-        click.echo(
-            f"ragrail: warning: the judge ({judge.provider.model}) is of the same family as the "
-            f"answering model ({result.config.model}); judges favour their own family's answers: "
-            "prefer a judge from another family",
-            err=True,
-        )
-    judge.judge_run(result)
-    apply_gates(result, judge_cfg.criteria)
-    for case in result.cases:
-        assign_cause(case, result.config.min_score)
-    result.totals = compute_totals(result.cases)
-    result.judge = judge.label
-    result.judge_usage = judge.usage
-    result.judge_stats = judge_totals(result)
-    return sum(1 for c in result.cases if c.judge is not None and c.judge.errors)
 
 
 def _run_system(opts: RunOptions, project: Any, golden: Any, options: Any) -> Any:
@@ -965,7 +939,6 @@ def _judge_for(
     project: Any, judge: str | None, judge_model: str | None, judge_base_url: str | None
 ) -> Any:
     from ragrail.judge import build_judge
-    from ragrail.pricing import DEFAULT_PRICES, Price
 
     opts = _plain_opts()
     opts.judge, opts.judge_model, opts.judge_base_url = judge, judge_model, judge_base_url
@@ -974,11 +947,7 @@ def _judge_for(
         raise InputError(
             "no judge: pass --judge claude|openai or add [judge] provider = ... to ragrail.toml"
         )
-    prices = {
-        **DEFAULT_PRICES,
-        **{m: Price(p.input, p.output) for m, p in project.config.prices.items()},
-    }
-    return build_judge(cfg, project.state_dir / "cache.sqlite", prices, project.root)
+    return build_judge(cfg, project.state_dir / "cache.sqlite", _prices(project), project.root)
 
 
 def _load_run_ref(ref: str, project: Any) -> Any:
@@ -1119,18 +1088,14 @@ def judge_pairwise(
     cannot decide); prints wins, ties, losses, the swap-disagreement rate and an
     exact sign test.
     """
-    from ragrail.judge import model_family, pairwise
+    from ragrail.judge import pairwise, same_family_warning
 
     project = _project(config, example)
     a, b = _load_run_ref(run_a, project), _load_run_ref(run_b, project)
     the_judge = _judge_for(project, judge, judge_model, judge_base_url)
-    fam = model_family(the_judge.provider.model)
-    if fam is not None and fam in {model_family(a.config.model), model_family(b.config.model)}:
-        click.echo(
-            f"ragrail: warning: the judge ({the_judge.provider.model}) is of the same family as "
-            "an answering model; judges favour their own family",
-            err=True,
-        )
+    warning = same_family_warning(the_judge, [a.config.model, b.config.model])
+    if warning:
+        click.echo(f"ragrail: warning: {warning}", err=True)
     result = pairwise(the_judge, a, b)
     click.echo(
         f"Pairwise: B ({run_b}) vs A ({run_a}), judged by {the_judge.label}, {result.n} questions"

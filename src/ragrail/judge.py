@@ -389,6 +389,58 @@ def apply_gates(run: RunResult, criteria: Sequence[CriterionConfig]) -> None:
                 case.answer_passes = 0
 
 
+def require_validated(cfg: JudgeConfig, prompts: Prompts, store: Any) -> None:
+    """Raise InputError unless every gated criterion of this judge (model, rubric prompt,
+    criterion) has a stored validation with kappa >= ``cfg.min_kappa``."""
+    who = f"{cfg.provider} {cfg.model}"
+    for crit in (c for c in cfg.criteria if c.gate):
+        key = judge_key(cfg.provider or "", cfg.model or "", prompts.rubric, crit)
+        found = store.best_validation(key, crit.name)
+        if found is None:
+            raise InputError(
+                f"criterion {crit.name!r} gates answers, but judge {who} with this prompt and "
+                f"rubric has never been validated against human labels: label some answers "
+                f"(case_id,criterion,verdict) and run `ragrail judge validate --labels FILE`, "
+                f"or pass --trust-unvalidated"
+            )
+        _, kappa, when = found
+        if kappa is None or kappa < cfg.min_kappa:
+            shown = "none" if kappa is None else f"{kappa:.2f}"
+            raise InputError(
+                f"criterion {crit.name!r} gates answers, but judge {who}'s latest validation "
+                f"({when}) has kappa {shown}, below judge.min_kappa {cfg.min_kappa}: improve the "
+                f"prompt or rubric and validate again, or pass --trust-unvalidated"
+            )
+
+
+def same_family_warning(judge: Judge, answer_models: Sequence[str | None]) -> str | None:
+    """A warning when the judge's model family answered too (judges favour their own family)."""
+    family = model_family(judge.provider.model)
+    if family is None or family not in {model_family(m) for m in answer_models}:
+        return None
+    return (
+        f"the judge ({judge.provider.model}) is of the same family as an answering model; "
+        "judges favour their own family's answers: prefer a judge from another family"
+    )
+
+
+def judge_and_rescore(judge: Judge, run: RunResult) -> int:
+    """Judge a run in place, let gated criteria fail answers, recompute causes and totals,
+    and attach the judge's totals and cost. Returns how many questions the judge failed on."""
+    from ragrail.diagnose import assign_cause
+    from ragrail.run import compute_totals
+
+    judge.judge_run(run)
+    apply_gates(run, judge.config.criteria)
+    for case in run.cases:
+        assign_cause(case, run.config.min_score)
+    run.totals = compute_totals(run.cases)
+    run.judge = judge.label
+    run.judge_usage = judge.usage
+    run.judge_stats = judge_totals(run)
+    return sum(1 for c in run.cases if c.judge is not None and c.judge.errors)
+
+
 def judge_totals(run: RunResult) -> dict[str, Any]:
     """Judge faithfulness and each criterion's pass rate, with n and 95% intervals."""
     from ragrail.run import _mean_stat, _rate
