@@ -1,0 +1,430 @@
+"""The hostile-input table: what a careless or malicious user can hand ragrail, and the exit
+code the contract promises for each (0 no regression, 1 regression, 2 input or usage error,
+3 the system under test, a model, the disk or ragrail itself failed).
+
+Each case builds a fresh project in a temporary folder, spoils one thing in it, runs one
+command and states the exit code. The runner (test_hostile.py) also checks that nothing
+printed a traceback, that an exit 2 or 3 says why in a line starting with ``ragrail:``,
+and that an exit 2 left every file of the project byte-identical.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+OK, REGRESSION, USAGE, FAILURE = 0, 1, 2, 3
+
+Setup = Callable[[Path], None]
+
+
+@dataclass(frozen=True)
+class Hostile:
+    id: str
+    code: int
+    setup: Setup | None = None
+    args: tuple[str, ...] = ("run",)
+    project: str = "kitebase"  # kitebase | outputs | python | http
+    says: str | None = None  # a fragment the error line must contain (case-insensitive)
+    forbid: str | None = None  # a regex no line of the output may match (forged verdicts)
+    subprocess: bool = False  # run in a child process (hangs, exits, signals)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- small editors
+
+
+def write(name: str, text: str | bytes) -> Setup:
+    def setup(p: Path) -> None:
+        target = p / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            target.write_bytes(text)
+        else:
+            target.write_text(text, encoding="utf-8")
+
+    return setup
+
+
+def edit_golden(change: Callable[[list[dict]], object]) -> Setup:
+    def setup(p: Path) -> None:
+        cases = json.loads((p / "golden.json").read_text(encoding="utf-8"))
+        out = change(cases)
+        data = cases if out is None else out
+        (p / "golden.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+    return setup
+
+
+def edit_baseline(change: Callable[[dict], object]) -> Setup:
+    def setup(p: Path) -> None:
+        data = json.loads((p / "baseline.json").read_text(encoding="utf-8"))
+        out = change(data)
+        (p / "baseline.json").write_text(
+            json.dumps(data if out is None else out, allow_nan=True), encoding="utf-8"
+        )
+
+    return setup
+
+
+def config_add(text: str) -> Setup:
+    """Append TOML to ragrail.toml (top-level keys must come before the first table)."""
+
+    def setup(p: Path) -> None:
+        cfg = p / "ragrail.toml"
+        cfg.write_text(cfg.read_text(encoding="utf-8") + "\n" + text + "\n", encoding="utf-8")
+
+    return setup
+
+
+def config_replace(old: str, new: str) -> Setup:
+    def setup(p: Path) -> None:
+        cfg = p / "ragrail.toml"
+        text = cfg.read_text(encoding="utf-8")
+        assert old in text, (old, text)
+        cfg.write_text(text.replace(old, new), encoding="utf-8")
+
+    return setup
+
+
+def golden_file(name: str, text: str | bytes) -> Setup:
+    """Use another golden-set file (format by extension)."""
+
+    def setup(p: Path) -> None:
+        write(name, text)(p)
+        config_replace('golden = "golden.json"', f'golden = "{name}"')(p)
+
+    return setup
+
+
+def both(*setups: Setup) -> Setup:
+    def setup(p: Path) -> None:
+        for s in setups:
+            s(p)
+
+    return setup
+
+
+def set_case(i: int, **fields: object) -> Setup:
+    def change(cases: list[dict]) -> None:
+        cases[i].update(fields)
+
+    return edit_golden(change)
+
+
+def drop_field(i: int, name: str) -> Setup:
+    def change(cases: list[dict]) -> None:
+        del cases[i][name]
+
+    return edit_golden(change)
+
+
+def first_case(change: Callable[[dict], None]) -> Setup:
+    def edit(data: dict) -> None:
+        change(data["cases"][0])
+
+    return edit_baseline(edit)
+
+
+def outputs_line(i: int, text: str) -> Setup:
+    """Replace line i (0-based) of outputs.jsonl with raw text."""
+
+    def setup(p: Path) -> None:
+        lines = (p / "outputs.jsonl").read_text(encoding="utf-8").split("\n")
+        lines[i] = text
+        (p / "outputs.jsonl").write_text("\n".join(lines), encoding="utf-8")
+
+    return setup
+
+
+def target(body: str) -> Setup:
+    """The Python system's module: ``bot.answer(question)``."""
+    return write("bot.py", body)
+
+
+def mkfifo(name: str) -> Setup:
+    def setup(p: Path) -> None:
+        os.mkfifo(p / name)
+
+    return setup
+
+
+def mkdir(name: str) -> Setup:
+    def setup(p: Path) -> None:
+        (p / name).mkdir(parents=True, exist_ok=True)
+
+    return setup
+
+
+def symlink(name: str, to: str) -> Setup:
+    def setup(p: Path) -> None:
+        (p / name).symlink_to(to)
+
+    return setup
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+GOOD_CONTEXT = {"id": "x#1", "source": "x", "text": "some text", "score": 0.5}
+
+
+def good_output(case_id: str, **extra: object) -> str:
+    return json.dumps({"id": case_id, "answer": "I don't know.", "contexts": [], **extra})
+
+
+# ---------------------------------------------------------------- the table
+
+CASES: list[Hostile] = [
+    # --- controls: the untouched projects behave
+    Hostile("control-kitebase", OK),
+    Hostile("control-outputs", OK, project="outputs"),
+    Hostile("control-python", OK, project="python"),
+    # --- golden.json: syntax
+    Hostile("golden-empty-file", USAGE, write("golden.json", ""), says="golden.json"),
+    Hostile("golden-whitespace", USAGE, write("golden.json", "  \n\t\n"), says="golden.json"),
+    Hostile("golden-truncated", USAGE, write("golden.json", '[{"id": "a", "question": "q"'), says="golden.json:1"),
+    Hostile("golden-trailing-comma", USAGE, write("golden.json", '[{"id": "a", "question": "q"},]'), says="golden.json:1"),
+    Hostile("golden-single-quotes", USAGE, write("golden.json", "[{'id': 'a'}]"), says="golden.json:1"),
+    Hostile("golden-nan-literal", USAGE, write("golden.json", '[{"id": "a", "question": "q", "facts": [NaN]}]'), says="golden.json"),
+    Hostile("golden-infinity-literal", USAGE, write("golden.json", '[{"id": "a", "question": "q", "x": Infinity}]'), says="golden.json"),
+    Hostile("golden-deep-nesting", USAGE, write("golden.json", DEEP), says="golden.json"),
+    Hostile("golden-deep-nesting-in-case", USAGE, write("golden.json", '[{"id": "a", "question": "q", "facts": ' + DEEP + "}]"), says="golden.json"),
+    Hostile("golden-latin1-bytes", USAGE, write("golden.json", b'[{"id": "caf\xe9", "question": "q"}]'), says="golden.json"),
+    Hostile("golden-nul-byte", USAGE, write("golden.json", b'[{"id": "a\x00", "question": "q"}]'), says="golden.json"),
+    Hostile("golden-utf16", USAGE, write("golden.json", '[{"id": "a", "question": "q"}]'.encode("utf-16")), says="golden.json"),
+    Hostile("golden-top-level-object", USAGE, write("golden.json", '{"id": "a", "question": "q"}'), says="golden.json"),
+    Hostile("golden-top-level-string", USAGE, write("golden.json", '"hello"'), says="golden.json"),
+    Hostile("golden-top-level-number", USAGE, write("golden.json", "42"), says="golden.json"),
+    Hostile("golden-top-level-null", USAGE, write("golden.json", "null"), says="golden.json"),
+    Hostile("golden-empty-array", USAGE, write("golden.json", "[]"), says="golden.json"),
+    Hostile("golden-item-not-object", USAGE, write("golden.json", '["just a question"]'), says="golden.json"),
+    Hostile("golden-is-a-folder", USAGE, both(lambda p: (p / "golden.json").unlink(), mkdir("golden.json")), says="golden.json"),
+    Hostile("golden-missing", USAGE, lambda p: (p / "golden.json").unlink(), says="golden.json"),
+    Hostile("golden-is-a-fifo", USAGE, both(lambda p: (p / "golden.json").unlink(), mkfifo("golden.json")), says="golden.json"),
+    Hostile("golden-dangling-symlink", USAGE, both(lambda p: (p / "golden.json").unlink(), symlink("golden.json", "nowhere.json")), says="golden.json"),
+    # BOM is how Windows editors save UTF-8: it must be accepted
+    Hostile("golden-utf8-bom-accepted", OK, lambda p: (p / "golden.json").write_bytes(b"\xef\xbb\xbf" + (p / "golden.json").read_bytes())),
+    # --- golden.json: schema
+    Hostile("golden-missing-id", USAGE, drop_field(0, "id"), says="golden.json"),
+    Hostile("golden-missing-question", USAGE, drop_field(1, "question"), says="question"),
+    Hostile("golden-blank-question", USAGE, set_case(0, question="   "), says="question"),
+    Hostile("golden-question-number", USAGE, set_case(0, question=42), says="question"),
+    Hostile("golden-question-null", USAGE, set_case(0, question=None), says="question"),
+    Hostile("golden-id-number", USAGE, set_case(0, id=7), says="id"),
+    Hostile("golden-id-empty", USAGE, set_case(0, id=""), says="id"),
+    Hostile("golden-duplicate-id", USAGE, set_case(1, id="no-recovery-email"), says="no-recovery-email"),
+    Hostile("golden-sources-string", USAGE, set_case(0, sources="account-recovery"), says="sources"),
+    Hostile("golden-facts-string", USAGE, set_case(0, facts="30 minutes"), says="facts"),
+    Hostile("golden-facts-nested", USAGE, set_case(0, facts=[["a"]]), says="facts"),
+    Hostile("golden-fact-blank", USAGE, set_case(0, facts=[" "]), says="facts"),
+    Hostile("golden-fact-number", USAGE, set_case(0, facts=[30]), says="facts"),
+    Hostile("golden-tags-object", USAGE, set_case(0, tags={"a": 1}), says="tags"),
+    Hostile("golden-checks-not-list", USAGE, set_case(0, checks="no_pii"), says="checks"),
+    Hostile("golden-check-unknown-type", USAGE, set_case(0, checks=[{"type": "telepathy"}]), says="checks"),
+    Hostile("golden-check-bad-regex", USAGE, set_case(0, checks=[{"type": "contains", "value": "([", "regex": True}]), says="regex"),
+    Hostile("golden-check-bad-schema", USAGE, set_case(0, checks=[{"type": "json_schema", "schema": {"type": 12}}]), says="schema"),
+    Hostile("golden-check-number-bad-pattern", USAGE, set_case(0, checks=[{"type": "number", "pattern": "(", "max": 3}]), says="pattern"),
+    Hostile("golden-check-function-missing", USAGE, set_case(0, checks=[{"type": "python", "function": "nosuchmod:f"}]), says="nosuchmod"),
+    Hostile("golden-unknown-field", USAGE, set_case(0, answer_me="now"), says="answer_me"),
+    Hostile("golden-huge-question-ok", OK, set_case(0, question="how long does the reset link last? " * 20_000)),
+    # --- golden in other formats
+    Hostile("jsonl-bad-line", USAGE, golden_file("golden.jsonl", '{"id": "a", "question": "q"}\n{"id": "b", "question":\n'), says="golden.jsonl:2"),
+    Hostile("jsonl-nan", USAGE, golden_file("golden.jsonl", '{"id": "a", "question": "q", "w": NaN}\n'), says="golden.jsonl:1"),
+    Hostile("jsonl-array-line", USAGE, golden_file("golden.jsonl", '[1, 2]\n'), says="golden.jsonl:1"),
+    Hostile("jsonl-duplicate-id", USAGE, golden_file("golden.jsonl", '{"id": "a", "question": "q"}\n{"id": "a", "question": "r"}\n'), says="golden.jsonl"),
+    Hostile("jsonl-bom-accepted", OK, golden_file("golden.jsonl", '\ufeff{"id": "a", "question": "How long does the reset link last?", "sources": ["reset-password"], "facts": ["30 minutes"]}\n'), args=("run", "--baseline", "none.json")),
+    Hostile("jsonl-u2028-in-string-accepted", OK, golden_file("golden.jsonl", '{"id": "a", "question": "How long does the reset\u2028link last?", "sources": ["reset-password"], "facts": ["30 minutes"]}\n'), args=("run", "--baseline", "none.json")),
+    Hostile("jsonl-deep", USAGE, golden_file("golden.jsonl", DEEP + "\n"), says="golden.jsonl"),
+    Hostile("yaml-duplicate-key", USAGE, golden_file("golden.yaml", "- id: a\n  question: q\n  question: r\n"), says="golden.yaml:3"),
+    Hostile("yaml-tab-indent", USAGE, golden_file("golden.yaml", "- id: a\n\tquestion: q\n"), says="golden.yaml"),
+    Hostile("yaml-python-tag", USAGE, golden_file("golden.yaml", "- id: !!python/object/apply:os.system ['true']\n  question: q\n"), says="golden.yaml"),
+    Hostile("yaml-not-a-list", USAGE, golden_file("golden.yaml", "id: a\nquestion: q\n"), says="golden.yaml"),
+    Hostile("yaml-scalar", USAGE, golden_file("golden.yaml", "just words\n"), says="golden.yaml"),
+    Hostile("yaml-empty", USAGE, golden_file("golden.yaml", ""), says="golden.yaml"),
+    Hostile("yaml-billion-laughs", USAGE, golden_file("golden.yaml", "a: &a ['x','x','x','x','x','x','x','x','x']\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n"), says="golden.yaml"),
+    Hostile("yaml-question-list", USAGE, golden_file("golden.yaml", "- id: a\n  question: [1, 2]\n"), says="question"),
+    Hostile("yaml-bom-accepted", OK, golden_file("golden.yaml", "\ufeff- id: a\n  question: How long does the password reset link last?\n  sources: [reset-password]\n  facts: ['30 minutes']\n"), args=("run", "--baseline", "none.json")),
+    Hostile("csv-unterminated-quote", USAGE, golden_file("golden.csv", 'id,question,sources,facts\na,"How long is the link,reset-password,30 minutes\n'), says="golden.csv"),
+    Hostile("csv-extra-field", USAGE, golden_file("golden.csv", "id,question,sources,facts\na,How long?,reset-password,30 minutes,surprise\n"), says="golden.csv:2"),
+    Hostile("csv-no-question-column", USAGE, golden_file("golden.csv", "id,sources,facts\na,reset-password,30 minutes\n"), says="question"),
+    Hostile("csv-header-only", USAGE, golden_file("golden.csv", "id,question,sources,facts\n"), says="golden.csv"),
+    Hostile("csv-empty", USAGE, golden_file("golden.csv", ""), says="golden.csv"),
+    Hostile("csv-duplicate-id", USAGE, golden_file("golden.csv", "id,question,sources,facts\na,q one,x,y\na,q two,x,y\n"), says="golden.csv"),
+    Hostile("csv-huge-cell-accepted", OK, golden_file("golden.csv", 'id,question,sources,facts\na,"How long does the password reset link last? ' + "padding " * 16_400 + '",reset-password,30 minutes\n'), args=("run", "--baseline", "none.json")),
+    Hostile("csv-quoted-header-accepted", OK, golden_file("golden.csv", '"id","question","sources","facts"\n"a","How long does the password reset link last?","reset-password","30 minutes"\n'), args=("run", "--baseline", "none.json")),
+    Hostile("csv-bom-accepted", OK, golden_file("golden.csv", "\ufeffid,question,sources,facts\na,How long does the password reset link last?,reset-password,30 minutes\n"), args=("run", "--baseline", "none.json")),
+    Hostile("golden-unknown-extension", USAGE, golden_file("golden.xml", "<cases/>"), says="golden.xml"),
+    # --- ragrail.toml
+    Hostile("config-invalid-toml", USAGE, config_add("this is = = not toml"), says="ragrail.toml"),
+    Hostile("config-unknown-key", USAGE, config_add("[pipeline2]\nx = 1"), says="pipeline2"),
+    Hostile("config-unknown-pipeline-key", USAGE, config_replace("top_k = 3", "top_k = 3\ntopk = 4"), says="topk"),
+    Hostile("config-top-k-zero", USAGE, config_replace("top_k = 3", "top_k = 0"), says="top_k"),
+    Hostile("config-top-k-string", USAGE, config_replace("top_k = 3", 'top_k = "three"'), says="top_k"),
+    Hostile("config-top-k-float", USAGE, config_replace("top_k = 3", "top_k = 2.5"), says="top_k"),
+    Hostile("config-min-score-nan", USAGE, config_replace("min_score = 0.2", "min_score = nan"), says="min_score"),
+    Hostile("config-min-score-inf", USAGE, config_replace("min_score = 0.2", "min_score = inf"), says="min_score"),
+    Hostile("config-min-score-negative", USAGE, config_replace("min_score = 0.2", "min_score = -0.5"), says="min_score"),
+    Hostile("config-chunk-words-negative", USAGE, config_replace("chunk_words = 0", "chunk_words = -5"), says="chunk_words"),
+    Hostile("config-unknown-retriever", USAGE, config_replace('retriever = "standin"', 'retriever = "grep"'), says="retriever"),
+    Hostile("config-unknown-answerer", USAGE, config_replace('name = "standin"', 'name = "oracle"'), says="answerer"),
+    Hostile("config-timeout-nan", USAGE, config_add("timeout = nan"), says="timeout"),
+    Hostile("config-timeout-zero", USAGE, config_add("timeout = 0"), says="timeout"),
+    Hostile("config-concurrency-zero", USAGE, config_add("concurrency = 0"), says="concurrency"),
+    Hostile("config-price-nan", USAGE, config_add('[prices."m"]\ninput = nan\noutput = 1'), says="input"),
+    Hostile("config-docs-missing", USAGE, config_replace('docs = "docs"', 'docs = "nope"'), says="nope"),
+    Hostile("config-docs-is-file", USAGE, config_replace('docs = "docs"', 'docs = "golden.json"'), says="golden.json"),
+    Hostile("config-docs-empty-folder", USAGE, both(mkdir("empty"), config_replace('docs = "docs"', 'docs = "empty"')), says="empty"),
+    Hostile("config-golden-is-docs", USAGE, config_replace('golden = "golden.json"', 'golden = "docs"'), says="docs"),
+    Hostile("config-latin1", USAGE, lambda p: (p / "ragrail.toml").write_bytes(b'name = "caf\xe9"\n'), says="ragrail.toml"),
+    Hostile("config-is-folder", USAGE, args=("run", "--config", "docs"), says="docs"),
+    Hostile("config-missing", USAGE, args=("run", "--config", "nope.toml"), says="nope.toml"),
+    Hostile("config-check-bad-regex", USAGE, config_add('[[checks]]\ntype = "contains"\nvalue = "(unclosed"\nregex = true'), says="regex"),
+    Hostile("config-check-not-contains-bad-regex", USAGE, config_add('[[checks]]\ntype = "not_contains"\nvalue = "*"\nregex = true'), says="regex"),
+    Hostile("config-check-schema-not-schema", USAGE, config_add('[[checks]]\ntype = "json_schema"\nschema = {type = "banana"}'), says="schema"),
+    Hostile("config-check-function-missing-module", USAGE, config_add('[[checks]]\ntype = "python"\nfunction = "nosuch.module:f"'), says="nosuch"),
+    Hostile("config-check-function-no-colon", USAGE, config_add('[[checks]]\ntype = "python"\nfunction = "justaname"'), says="justaname"),
+    Hostile("config-check-function-missing-attr", USAGE, both(write("mychecks.py", "def other(a, c):\n    return []\n"), config_add('[[checks]]\ntype = "python"\nfunction = "mychecks:polite"')), says="polite"),
+    Hostile("config-check-function-syntax-error", USAGE, both(write("mychecks.py", "def polite(a, c)\n    return []\n"), config_add('[[checks]]\ntype = "python"\nfunction = "mychecks:polite"')), says="mychecks"),
+    Hostile("config-check-number-min-nan", USAGE, config_add('[[checks]]\ntype = "number"\nmin = nan'), says="min"),
+    Hostile("config-system-kind-unknown", USAGE, config_add('[system]\nkind = "magic"'), says="kind"),
+    # a check function that raises is that question's error, never exit 1
+    Hostile("config-check-function-raises", FAILURE, both(write("mychecks.py", "def polite(answer, case):\n    raise ValueError('boom')\n"), config_add('[[checks]]\ntype = "python"\nfunction = "mychecks:polite"')), says="error"),
+    Hostile("config-check-function-imports-from-project", OK, both(write("mychecks.py", "def polite(answer, case):\n    return []\n"), config_add('[[checks]]\ntype = "python"\nfunction = "mychecks:polite"'))),
+    # --- flags
+    Hostile("flag-top-k-zero", USAGE, args=("run", "--top-k", "0")),
+    Hostile("flag-top-k-negative", USAGE, args=("run", "--top-k", "-1")),
+    Hostile("flag-top-k-word", USAGE, args=("run", "--top-k", "three")),
+    Hostile("flag-top-k-huge-ok", OK, args=("run", "--top-k", "1000000", "--baseline", "none.json")),
+    Hostile("flag-min-score-nan", USAGE, args=("run", "--min-score", "nan")),
+    Hostile("flag-min-score-inf", USAGE, args=("run", "--min-score", "inf")),
+    Hostile("flag-min-score-two", USAGE, args=("run", "--min-score", "2")),
+    Hostile("flag-timeout-nan", USAGE, args=("run", "--claude", "--timeout", "nan")),
+    Hostile("flag-timeout-inf", USAGE, args=("run", "--claude", "--timeout", "inf")),
+    Hostile("flag-timeout-zero", USAGE, args=("run", "--claude", "--timeout", "0")),
+    Hostile("flag-concurrency-zero", USAGE, args=("run", "--claude", "--concurrency", "0")),
+    Hostile("flag-repeats-zero", USAGE, args=("run", "--repeats", "0")),
+    Hostile("flag-chunk-words-negative", USAGE, args=("run", "--chunk-words", "-3")),
+    Hostile("flag-unknown", USAGE, args=("run", "--frobnicate")),
+    Hostile("flag-unknown-command", USAGE, args=("frobnicate",)),
+    Hostile("flag-unknown-retriever", USAGE, args=("run", "--retriever", "grep")),
+    Hostile("flag-unknown-example", USAGE, args=("run", "--example", "nope"), says="nope"),
+    Hostile("flag-claude-and-openai", USAGE, args=("run", "--claude", "--answerer", "openai")),
+    Hostile("flag-example-and-config", USAGE, args=("run", "--example", "kitebase", "--config", "ragrail.toml")),
+    Hostile("flag-dry-run-standin", USAGE, args=("run", "--dry-run")),
+    Hostile("flag-judge-model-without-judge", USAGE, args=("run", "--judge-model", "x")),
+    Hostile("flag-judge-openai-without-model", USAGE, args=("run", "--judge", "openai")),
+    Hostile("flag-docs-missing", USAGE, args=("run", "--docs", "nowhere"), says="nowhere"),
+    Hostile("flag-golden-missing", USAGE, args=("run", "--golden", "nowhere.json"), says="nowhere.json"),
+    Hostile("flag-save-baseline-on-example", USAGE, args=("run", "--example", "kitebase", "--save-baseline")),
+    Hostile("flag-top-k-on-outputs-system", USAGE, args=("run", "--top-k", "2"), project="outputs"),
+    # --- outputs the user names
+    Hostile("out-json-is-folder", USAGE, mkdir("out"), args=("run", "--json", "out"), says="out"),
+    Hostile("out-junit-is-folder", USAGE, mkdir("out"), args=("run", "--junit", "out"), says="out"),
+    Hostile("out-markdown-is-folder", USAGE, mkdir("out"), args=("run", "--markdown", "out"), says="out"),
+    Hostile("out-json-is-fifo", USAGE, mkfifo("pipe"), args=("run", "--json", "pipe"), says="pipe"),
+    Hostile("out-junit-is-device", USAGE, args=("run", "--junit", "/dev/full"), says="/dev/full"),
+    Hostile("out-markdown-is-device", USAGE, args=("run", "--markdown", "/dev/null"), says="/dev/null"),
+    Hostile("out-json-parent-is-file", USAGE, args=("run", "--json", "golden.json/out.json"), says="golden.json"),
+    Hostile("out-baseline-is-folder-save", USAGE, both(lambda p: (p / "baseline.json").unlink(), mkdir("baseline.json")), args=("run", "--save-baseline"), says="baseline.json"),
+    Hostile("out-report-o-folder", USAGE, mkdir("out"), args=("report", "-o", "out"), says="out"),
+    Hostile("out-report-o-fifo", USAGE, mkfifo("pipe"), args=("report", "-o", "pipe"), says="pipe"),
+    Hostile("out-report-o-device", USAGE, args=("report", "-o", "/dev/full"), says="/dev/full"),
+    Hostile("out-json-new-folder-ok", OK, args=("run", "--json", "deep/er/out.json")),
+    # --- baselines: hand-edited, broken, from another version
+    Hostile("baseline-empty", USAGE, write("baseline.json", ""), says="baseline.json"),
+    Hostile("baseline-invalid-json", USAGE, write("baseline.json", "{"), says="baseline.json:1"),
+    Hostile("baseline-array", USAGE, write("baseline.json", "[]"), says="baseline.json"),
+    Hostile("baseline-string", USAGE, write("baseline.json", '"x"'), says="baseline.json"),
+    Hostile("baseline-deep", USAGE, write("baseline.json", DEEP), says="baseline.json"),
+    Hostile("baseline-is-folder", USAGE, both(lambda p: (p / "baseline.json").unlink(), mkdir("baseline.json")), says="baseline.json"),
+    Hostile("baseline-latin1", USAGE, write("baseline.json", b'{"x": "\xe9"}'), says="baseline.json"),
+    Hostile("baseline-recall-nan", USAGE, first_case(lambda c: c.update(retrieval_recall=float("nan"))), says="retrieval_recall"),
+    Hostile("baseline-recall-inf", USAGE, first_case(lambda c: c.update(retrieval_recall=float("inf"))), says="retrieval_recall"),
+    Hostile("baseline-recall-above-one", USAGE, first_case(lambda c: c.update(retrieval_recall=1.5)), says="retrieval_recall"),
+    Hostile("baseline-recall-negative", USAGE, first_case(lambda c: c.update(retrieval_recall=-0.5)), says="retrieval_recall"),
+    Hostile("baseline-recall-string", USAGE, first_case(lambda c: c.update(retrieval_recall="high")), says="retrieval_recall"),
+    Hostile("baseline-passes-above-runs", USAGE, first_case(lambda c: c.update(answer_passes=5, answer_runs=1)), says="answer_passes"),
+    Hostile("baseline-negative-runs", USAGE, first_case(lambda c: c.update(answer_runs=-1)), says="answer_runs"),
+    Hostile("baseline-case-not-object", USAGE, edit_baseline(lambda d: d["cases"].__setitem__(0, 7)), says="baseline.json"),
+    Hostile("baseline-cases-missing", USAGE, edit_baseline(lambda d: d.pop("cases")), says="cases"),
+    Hostile("baseline-duplicate-case-ids", USAGE, edit_baseline(lambda d: d["cases"].append(d["cases"][0])), says="no-recovery-email"),
+    Hostile("baseline-future-version", USAGE, edit_baseline(lambda d: d.update(schema_version=999)), says="schema_version"),
+    Hostile("baseline-totals-nan", USAGE, edit_baseline(lambda d: d["totals"].update(hit_rate=float("nan"))), says="baseline.json"),
+    Hostile("baseline-dangling-symlink-save-ok", OK, both(lambda p: (p / "baseline.json").unlink(), symlink("baseline.json", "kept/base.json"), mkdir("kept")), args=("run", "--save-baseline")),
+    # --- documents
+    Hostile("docs-binary-file", USAGE, write("docs/logo.md", b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe"), says="logo.md"),
+    Hostile("docs-latin1", USAGE, write("docs/old.md", b"# Old\n\nCaf\xe9 prices.\n"), says="old.md"),
+    Hostile("docs-only-other-files-ok", OK, write("docs/notes.pdf", b"%PDF-1.4 not read")),
+    Hostile("docs-empty-markdown-ok", OK, write("docs/empty.md", "")),
+    Hostile("docs-headings-only-ok", OK, write("docs/heads.md", "# A\n## B\n### C\n")),
+    Hostile("docs-huge-line-ok", OK, write("docs/huge.md", "# Huge\n\n" + "word " * 200_000 + "\n")),
+    Hostile("docs-html-script-ok", OK, write("docs/evil.html", "<h1>Evil</h1><script>alert(1)</script><p>text</p>")),
+    Hostile("docs-symlink-loop", USAGE, symlink("docs/loop", "."), says="loop"),
+    # --- precomputed outputs
+    Hostile("outputs-nan-score", USAGE, outputs_line(0, json.dumps({"id": "no-recovery-email", "answer": "x", "contexts": [{**GOOD_CONTEXT, "score": "NaN-placeholder"}]}).replace('"NaN-placeholder"', "NaN")), project="outputs", says="score"),
+    Hostile("outputs-infinity-score", USAGE, outputs_line(0, json.dumps({"id": "no-recovery-email", "answer": "x", "contexts": [{**GOOD_CONTEXT, "score": "X"}]}).replace('"X"', "-Infinity")), project="outputs", says="score"),
+    Hostile("outputs-huge-score-number-ok", OK, outputs_line(0, json.dumps({"id": "no-recovery-email", "answer": "I don't know.", "contexts": [{**GOOD_CONTEXT, "score": 1e300}]})), project="outputs", args=("run", "--baseline", "none.json")),
+    Hostile("outputs-bad-json-line", USAGE, outputs_line(1, '{"id": "x", '), project="outputs", says="outputs.jsonl:2"),
+    Hostile("outputs-duplicate-id", USAGE, outputs_line(1, good_output("no-recovery-email")), project="outputs", says="no-recovery-email"),
+    Hostile("outputs-answer-number", USAGE, outputs_line(0, json.dumps({"id": "no-recovery-email", "answer": 5, "contexts": []})), project="outputs", says="answer"),
+    Hostile("outputs-contexts-string", USAGE, outputs_line(0, json.dumps({"id": "no-recovery-email", "answer": "x", "contexts": "ctx"})), project="outputs", says="contexts"),
+    Hostile("outputs-context-no-text", USAGE, outputs_line(0, json.dumps({"id": "no-recovery-email", "answer": "x", "contexts": [{"id": "a"}]})), project="outputs", says="text"),
+    Hostile("outputs-line-is-array", USAGE, outputs_line(0, "[1]"), project="outputs", says="outputs.jsonl:1"),
+    Hostile("outputs-deep", USAGE, outputs_line(0, DEEP), project="outputs", says="outputs.jsonl:1"),
+    Hostile("outputs-missing-file", USAGE, lambda p: (p / "outputs.jsonl").unlink(), project="outputs", says="outputs.jsonl"),
+    Hostile("outputs-u2028-accepted", OK, outputs_line(0, json.dumps({"id": "no-recovery-email", "answer": "I don't\u2028know.", "contexts": []}, ensure_ascii=False)), project="outputs", args=("run", "--baseline", "none.json")),
+    Hostile("outputs-missing-case-errors", FAILURE, outputs_line(0, ""), project="outputs"),
+    Hostile("outputs-error-field-is-error", FAILURE, outputs_line(0, json.dumps({"id": "no-recovery-email", "error": "upstream 500"})), project="outputs"),
+    # --- Python systems under test
+    Hostile("python-sys-exit-0", FAILURE, target("import sys\ndef answer(q):\n    sys.exit(0)\n"), project="python", subprocess=True),
+    Hostile("python-sys-exit-1", FAILURE, target("import sys\ndef answer(q):\n    sys.exit(1)\n"), project="python", subprocess=True),
+    Hostile("python-keyboard-interrupt-in-target", FAILURE, target("def answer(q):\n    raise KeyboardInterrupt\n"), project="python", subprocess=True),
+    Hostile("python-base-exception", FAILURE, target("class Odd(BaseException):\n    pass\ndef answer(q):\n    raise Odd()\n"), project="python", subprocess=True),
+    Hostile("python-raises", FAILURE, target("def answer(q):\n    raise RuntimeError('db down')\n"), project="python"),
+    Hostile("python-returns-none", FAILURE, target("def answer(q):\n    return None\n"), project="python"),
+    Hostile("python-returns-string", FAILURE, target("def answer(q):\n    return 'hello'\n"), project="python"),
+    Hostile("python-returns-nan-score", FAILURE, target("def answer(q):\n    return {'answer': 'x', 'contexts': [{'id': 'a', 'text': 't', 'score': float('nan')}]}\n"), project="python"),
+    Hostile("python-returns-bad-contexts", FAILURE, target("def answer(q):\n    return {'answer': 'x', 'contexts': [1, 2]}\n"), project="python"),
+    Hostile("python-recursion", FAILURE, target("def answer(q):\n    return answer(q)\n"), project="python", subprocess=True),
+    Hostile("python-infinite-loop-times-out", FAILURE, both(target("def answer(q):\n    while True:\n        pass\n"), config_add("timeout = 1")), project="python", subprocess=True),
+    Hostile("python-syntax-error", USAGE, target("def answer(q)\n    return {}\n"), project="python", says="bot.py"),
+    Hostile("python-import-raises", USAGE, target("raise RuntimeError('import-time failure')\n"), project="python", says="bot"),
+    Hostile("python-exit-at-import", USAGE, target("import sys\nsys.exit(0)\n"), project="python", says="bot", subprocess=True),
+    Hostile("python-missing-module", USAGE, lambda p: (p / "bot.py").unlink(), project="python", says="bot"),
+    Hostile("python-missing-function", USAGE, target("def reply(q):\n    return {}\n"), project="python", says="answer"),
+    Hostile("python-target-not-callable", USAGE, target("answer = 42\n"), project="python", says="answer"),
+    Hostile("python-target-no-colon", USAGE, config_replace('target = "bot:answer"', 'target = "bot.answer"'), project="python", says="target"),
+    # --- HTTP systems
+    Hostile("http-url-not-a-url", USAGE, config_replace('url = "http://127.0.0.1:9/ask"', 'url = "not a url"'), project="http", says="url"),
+    Hostile("http-url-file-scheme", USAGE, config_replace('url = "http://127.0.0.1:9/ask"', 'url = "file:///etc/passwd"'), project="http", says="url"),
+    Hostile("http-url-no-host", USAGE, config_replace('url = "http://127.0.0.1:9/ask"', 'url = "http:///ask"'), project="http", says="url"),
+    Hostile("http-url-missing", USAGE, config_replace('url = "http://127.0.0.1:9/ask"\n', ""), project="http", says="url"),
+    Hostile("http-connection-refused", FAILURE, project="http"),
+    Hostile("http-env-var-missing", USAGE, config_add('[system.headers]\nAuthorization = "Bearer ${RAGRAIL_TEST_NO_SUCH_VAR}"'), project="http", says="RAGRAIL_TEST_NO_SUCH_VAR"),
+    # --- history and other commands
+    Hostile("history-corrupt-file-run-goes-on", OK, write(".ragrail/history.sqlite", b"this is not a database at all" * 100)),
+    Hostile("history-is-folder-run-goes-on", OK, mkdir(".ragrail/history.sqlite/x")),
+    Hostile("cache-corrupt-file-run-goes-on", OK, write(".ragrail/cache.sqlite", b"garbage" * 1000)),
+    Hostile("state-dir-is-file-run-goes-on", OK, write(".ragrail", "not a folder")),
+    Hostile("show-no-history", USAGE, args=("show",)),
+    Hostile("show-bad-ref", USAGE, args=("show", "banana")),
+    Hostile("show-ref-negative", USAGE, args=("show", "-5")),
+    Hostile("diff-bad-refs", USAGE, args=("diff", "1", "2")),
+    Hostile("report-no-history", USAGE, args=("report",)),
+    Hostile("history-limit-zero", USAGE, args=("history", "--limit", "0")),
+    Hostile("lint-bad-golden", USAGE, write("golden.json", "{"), args=("lint",), says="golden.json"),
+    Hostile("add-duplicate-id", USAGE, args=("add", "--id", "lost-phone", "--question", "again?"), says="lost-phone"),
+    Hostile("add-blank-question", USAGE, args=("add", "--id", "new", "--question", "  "), says="question"),
+    Hostile("add-to-broken-golden", USAGE, write("golden.json", "[{"), args=("add", "--id", "new", "--question", "q?"), says="golden.json"),
+    Hostile("example-into-existing-file", USAGE, args=("example", "kitebase", "golden.json")),
+    Hostile("example-unknown", USAGE, args=("example", "nope", "dest")),
+    Hostile("judge-validate-no-labels", USAGE, args=("judge", "validate", "--labels", "nope.jsonl")),
+    Hostile("judge-validate-bad-labels", USAGE, write("labels.jsonl", "{not json\n"), args=("judge", "validate", "--labels", "labels.jsonl")),
+    Hostile("cache-stats-empty-ok", OK, args=("cache", "stats")),
+    # --- text that tries to forge the verdict
+    Hostile("id-with-newline-forges-nothing", OK, set_case(0, id="x\nWORSE:  fake: retrieval 100% -> 0%"), args=("run", "--baseline", "none.json"), forbid=r"^\s*WORSE"),
+    Hostile("id-with-escape-codes-ok", OK, set_case(0, id="x\x1b[2J\x1b[31mred"), args=("run", "--baseline", "none.json", "--junit", "j.xml"), forbid="\x1b\\[2J"),
+    Hostile("id-with-bidi-ok", OK, set_case(0, id="abc\u202edcba"), args=("run", "--baseline", "none.json", "--markdown", "m.md")),
+]
