@@ -4,7 +4,12 @@ Completions API, for tests and benchmarks. It listens on 127.0.0.1 only.
 Replies are scripted: ``script(request)`` returns a ``Reply`` (or a list of
 them to play in turn for successive calls with the same prompt). Faults are
 replies too: a status code with ``retry-after``, a delay past the client's
-timeout, a malformed body, a dropped connection.
+timeout, a malformed body, an HTML page, an empty reply (``shape``), a reply
+without usage counts, a dropped connection. ``faults`` replaces the reply to the
+Nth request received (1-based), whatever its prompt; ``slots`` makes a server
+that works on that many requests at once (the rest wait, as on a one-GPU box).
+The server records every request, the usage it reported for each, and the peak
+number of requests it had in hand at once.
 """
 
 from __future__ import annotations
@@ -30,6 +35,11 @@ class Reply:
     drop: bool = False  # close the connection without answering
     input_tokens: int | None = None
     output_tokens: int | None = None
+    content_type: str = "application/json"
+    # An empty reply: "null" (content null), "[]" (content []), "no_choices" (OpenAI
+    # choices: []); None for a proper reply carrying ``text``.
+    shape: str | None = None
+    usage: bool = True  # False: the reply has no usage counts (as some servers do)
 
 
 @dataclass
@@ -38,10 +48,22 @@ class Received:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    reported: tuple[int, int] | None = None  # the usage this server replied with, if any
+
+    @property
+    def user_messages(self) -> list[str]:
+        return [m["content"] for m in self.body["messages"] if m["role"] == "user"]
 
     @property
     def prompt(self) -> str:
-        return self.body["messages"][-1]["content"]
+        """The task prompt: the first user message (a re-ask keeps it and adds a follow-up)."""
+        return self.user_messages[0]
+
+    @property
+    def followup(self) -> str | None:
+        """The follow-up message of a re-ask, or None for a first ask."""
+        users = self.user_messages
+        return users[-1] if len(users) > 1 else None
 
 
 def question_of(prompt: str) -> str:
@@ -67,10 +89,20 @@ Script = Callable[[Received], "Reply | list[Reply]"]
 
 
 class FakeLLM:
-    def __init__(self, script: Script = paste_top_chunk, latency: float = 0.0) -> None:
+    def __init__(
+        self,
+        script: Script = paste_top_chunk,
+        latency: float = 0.0,
+        faults: dict[int, Reply] | None = None,
+        slots: int | None = None,
+    ) -> None:
         self.script = script
         self.latency = latency
+        self.faults = faults or {}
         self.received: list[Received] = []
+        self.peak = 0  # the most requests in hand at once (answered or waiting for a slot)
+        self._active = 0
+        self._slots = threading.Semaphore(slots) if slots else None
         self._plays: dict[str, int] = {}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -124,6 +156,16 @@ class FakeLLM:
     def calls(self, api: str | None = None) -> list[Received]:
         return [r for r in self.received if api is None or r.api == api]
 
+    @property
+    def count(self) -> int:
+        """Requests received, faults and retries included."""
+        return len(self.received)
+
+    def reported_tokens(self) -> tuple[int, int]:
+        """The input and output tokens this server reported over every reply."""
+        pairs = [r.reported for r in self.received if r.reported is not None]
+        return sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+
 
 def _handler_for(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
@@ -151,17 +193,34 @@ def _handler_for(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             req = Received(api, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
             with fake._lock:
                 fake.received.append(req)
-            reply = fake.reply_for(req)
-            if fake.latency:
-                time.sleep(fake.latency)
-            if reply.delay:
-                time.sleep(reply.delay)
+                number = len(fake.received)
+            reply = fake.faults.get(number) or fake.reply_for(req)
+            with fake._lock:  # in hand: received, waiting for a slot or being worked on
+                fake._active += 1
+                fake.peak = max(fake.peak, fake._active)
+            if fake._slots is not None:
+                fake._slots.acquire()
+            try:
+                if fake.latency:
+                    time.sleep(fake.latency)
+                if reply.delay:
+                    time.sleep(reply.delay)
+            finally:
+                # out of hand before the reply goes out, so a client that sends its next
+                # request on receiving this reply never sees two in hand
+                with fake._lock:
+                    fake._active -= 1
+                if fake._slots is not None:
+                    fake._slots.release()
+            self._answer(api, body, req, reply)
+
+        def _answer(self, api: str, body: dict[str, Any], req: Received, reply: Reply) -> None:
             if reply.drop:
                 self.connection.shutdown(socket.SHUT_RDWR)
                 self.connection.close()
                 return
             if reply.raw is not None:
-                self._send_bytes(reply.status, reply.raw, reply.headers)
+                self._send_bytes(reply.status, reply.raw, reply.headers, reply.content_type)
                 return
             if reply.status != 200:
                 self._send(reply.status, _error_body(api, reply.status), reply.headers)
@@ -172,19 +231,29 @@ def _handler_for(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 if reply.output_tokens is not None
                 else max(1, len(reply.text) // 4)
             )
-            self._send(
-                200, _ok_body(api, body.get("model", ""), reply.text, n_in, n_out), reply.headers
-            )
+            payload = _ok_body(api, body.get("model", ""), reply.text, n_in, n_out)
+            _reshape(api, payload, reply.shape)
+            if reply.usage:
+                req.reported = (n_in, n_out)
+            else:
+                payload.pop("usage")
+            self._send(200, payload, reply.headers)
 
         def _send(
             self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
         ) -> None:
             self._send_bytes(status, json.dumps(payload).encode(), headers or {})
 
-        def _send_bytes(self, status: int, data: bytes, headers: dict[str, str]) -> None:
+        def _send_bytes(
+            self,
+            status: int,
+            data: bytes,
+            headers: dict[str, str],
+            content_type: str = "application/json",
+        ) -> None:
             try:
                 self.send_response(status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(data)))
                 for k, v in headers.items():
                     self.send_header(k, v)
@@ -218,6 +287,18 @@ def _ok_body(api: str, model: str, text: str, n_in: int, n_out: int) -> dict[str
         ],
         "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
     }
+
+
+def _reshape(api: str, payload: dict[str, Any], shape: str | None) -> None:
+    """Make a proper reply empty in one of the ways real servers do."""
+    if shape is None:
+        return
+    if shape == "no_choices":
+        payload["choices"] = []
+    elif api == "anthropic":
+        payload["content"] = None if shape == "null" else []
+    else:
+        payload["choices"][0]["message"]["content"] = None if shape == "null" else []
 
 
 def _error_body(api: str, status: int) -> dict[str, Any]:

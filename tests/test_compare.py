@@ -1,7 +1,16 @@
 from __future__ import annotations
 
 from ragrail.compare import compare, config_changes
-from ragrail.results import CaseResult, RunConfig, RunResult, Totals, Trace
+from ragrail.results import (
+    CaseResult,
+    JudgeResult,
+    RetrievedChunk,
+    RunConfig,
+    RunResult,
+    Sample,
+    Totals,
+    Trace,
+)
 from ragrail.run import compute_totals
 
 
@@ -113,3 +122,97 @@ def test_repeated_samples_need_a_significant_drop():
     assert len(lines) == 2
     assert lines[0].startswith("WORSE:  b: answer pass rate 5/5 -> 1/5 (p=0.024)")
     assert lines[1].startswith("WORSE:  c: answer pass rate 5/5 -> 0/5")
+
+
+def errored(cid: str, reason: str = "HTTP 500", facts: bool = True, repeats: int = 1):
+    """A question whose call failed before anything came back, as scoring leaves it."""
+    c = case(cid, 0.0 if facts else None, None)
+    c.trace.error = reason
+    c.trace.samples = [Sample(error=reason) for _ in range(repeats - 1)]
+    return c
+
+
+def test_a_baseline_pass_that_now_errors_is_an_error_line_not_a_regression():
+    base = run([case("a", 1.0, True), case("b", 1.0, False), case("c", 0.0, False)])
+    new = run([errored("a"), case("b", 1.0, False), errored("c", "timeout")])
+    diff = compare(new, base)
+    # a passed (retrieval and answer) and errors now; c failed both before: no ERROR line,
+    # and neither gets a WORSE "retrieval 100% -> 0%" for recall the failed call never had.
+    assert [c.line() for c in diff.changes] == [
+        "ERROR:  a: passed in the baseline, now errors: HTTP 500"
+    ]
+    assert not diff.regressed and diff.has_errors
+    assert diff.errored_cases == ["a", "c"]
+    assert diff.summary() == (
+        "1 question passed in the baseline and now errors; 1 other question failed to run"
+    )
+
+
+def test_errors_come_after_worse_and_both_are_in_the_summary():
+    base = run([case("a", 1.0, True), case("b", 1.0, True)])
+    new = run([errored("a"), case("b", 0.5, True)])
+    diff = compare(new, base)
+    assert [c.kind for c in diff.changes] == ["WORSE", "ERROR"]
+    assert diff.regressed
+    assert (
+        diff.summary() == "1 question passed in the baseline and now errors; 1 question got worse"
+    )
+
+
+def test_an_error_after_retrieval_keeps_its_retrieval_comparison():
+    # the pipeline retrieved, then the model call failed: recall is real and is compared
+    base = run([case("a", 1.0, True)])
+    new_case = case("a", 0.5, None)
+    new_case.trace.error = "HTTP 529"
+    new_case.trace.retrieved = [RetrievedChunk(id="x#1", source="a", rank=1, score=0.5, text="t")]
+    diff = compare(run([new_case]), base)
+    assert [c.line() for c in diff.changes] == [
+        "WORSE:  a: retrieval 100% -> 50%",
+        "ERROR:  a: passed in the baseline, now errors: HTTP 529",
+    ]
+
+
+def test_judge_errors_are_errors_of_the_diff():
+    base = run([case("a", 1.0, True)])
+    now = case("a", 1.0, True)
+    now.judge = JudgeResult(errors=["faithfulness: timeout"])
+    diff = compare(run([now]), base)
+    assert diff.changes == [] and diff.has_errors and not diff.regressed
+    assert diff.summary() == "the judge failed on 1 question"
+    assert compare(base, base).summary() == "no regressions"
+
+
+def test_headline_rates_count_errors_as_not_passing():
+    # The issue's case: the one question that reaches the model errors, a no-facts
+    # question passes without a call. Over the survivors that read "100% (1 of 1)".
+    t = compute_totals([errored("e"), case("n", None, True)])
+    assert (t.answers_passed, t.n_answers, t.n_answer_errors) == (1, 1, 1)
+    assert t.answer_pass_rate == 1 / 2 and t.stats["answer_pass_rate"].n == 2
+    # hit rate and recall: the errored question is a miss, and counted apart
+    assert t.n_retrieval == 1 and t.hit_rate == 0.0 and t.recall == 0.0
+    assert t.n_retrieval_errors == 1 and t.n_errors == 1
+
+
+def test_every_repeat_of_an_errored_question_counts_as_a_lost_answer():
+    # 2 of 3 repeats pass for s; e errored on all 3 repeats: 2 passes of 6 asked
+    s = sampled("s", 2, 3)
+    t = compute_totals([s, errored("e", repeats=3)])
+    assert (t.answers_passed, t.n_answers, t.n_answer_errors) == (2, 3, 3)
+    assert t.answer_pass_rate == 2 / 6
+
+
+def test_a_run_where_every_call_failed_passes_nothing():
+    t = compute_totals([errored("e")])
+    assert t.answer_pass_rate == 0.0 and t.hit_rate == 0.0
+
+
+def test_recorded_rate_of_older_history_rows_counts_errors():
+    from ragrail.run import recorded_answer_rate
+
+    # recorded before n_answer_errors existed: a survivors' rate of 100% with 1 error
+    old = {"answers_passed": 1, "n_answers": 1, "n_errors": 1}
+    assert recorded_answer_rate(old) == 1 / 2
+    assert recorded_answer_rate(old, repeats=3) == 1 / 4
+    new = {"answers_passed": 1, "n_answers": 1, "n_errors": 1, "n_answer_errors": 3}
+    assert recorded_answer_rate(new) == 1 / 4
+    assert recorded_answer_rate({"answers_passed": 0, "n_answers": 0, "n_errors": 0}) is None

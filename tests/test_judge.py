@@ -374,3 +374,247 @@ def test_parse_reply_tolerates_fences_and_rejects_wrong_shapes():
         parse_reply('{"claim": []}', ClaimsReply)
     with pytest.raises(ValueError, match="invalid JSON"):
         parse_reply("{claims: [}", ClaimsReply)
+
+
+# ------------------------------------------------------------- call settings, re-asks
+
+
+def slow_claims_judge(req) -> Reply:
+    reply = claims_judge(req)
+    reply.delay = 0.25
+    return reply
+
+
+def test_a_one_slot_server_times_out_without_the_judge_flags(cli, tmp_path):
+    dest = late_refund(cli, tmp_path)
+    with FakeLLM(slow_claims_judge, slots=1) as fake:
+        r = cli(
+            "run",
+            "--judge",
+            "claude",
+            "--judge-base-url",
+            fake.url,
+            "--judge-timeout",
+            "0.4",
+            "--judge-max-retries",
+            "0",
+            cwd=dest,
+        )
+        assert fake.peak > 1  # [judge] concurrency 8: all at once, the rest wait for the slot
+    assert r.code == 3
+    assert "timed out after 0.4 s (after 1 attempt)" in " ".join(r.out.split())
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--judge-concurrency", "1", "--judge-timeout", "1"],
+        ["--concurrency", "1", "--timeout", "1"],  # the run's own flags reach the judge
+    ],
+    ids=["judge-flags", "run-flags"],
+)
+def test_judge_call_flags_reach_the_judge(cli, tmp_path, flags):
+    dest = late_refund(cli, tmp_path)
+    with FakeLLM(slow_claims_judge, slots=1) as fake:
+        r = cli("run", "--judge", "claude", "--judge-base-url", fake.url, *flags, cwd=dest)
+        assert fake.peak == 1 and fake.count == 4  # one at a time, none timed out or retried
+    assert r.code == 0, r.out + r.err
+
+
+def test_the_configs_judge_settings_beat_the_runs_flags(cli, tmp_path):
+    dest = late_refund(cli, tmp_path, "[judge]\nconcurrency = 1\n")
+    with FakeLLM(slow_claims_judge, slots=1) as fake:
+        r = cli(
+            "run", "--judge", "claude", "--judge-base-url", fake.url, "--concurrency", "8", cwd=dest
+        )
+        assert fake.peak == 1
+    assert r.code == 0, r.out + r.err
+
+
+def test_judge_flags_without_a_judge_are_a_usage_error(cli, tmp_path):
+    dest = late_refund(cli, tmp_path)
+    r = cli("run", "--judge-timeout", "5", cwd=dest)
+    assert r.code == 2 and "--judge-timeout need --judge" in r.err
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_a_malformed_reply_is_reasked_with_the_parse_error(cli, tmp_path, api):
+    dest = late_refund(cli, tmp_path)
+    out = tmp_path / "r.json"
+
+    def script(req):
+        if req.followup is None and "capped" not in between(req.prompt, "answer"):
+            return Reply(text="Sure! The answer looks faithful to me.")
+        return claims_judge(req)
+
+    with FakeLLM(script) as fake:
+        url = fake.url if api == "anthropic" else fake.openai_url
+        judge = ["--judge", "claude"] if api == "anthropic" else ["--judge", "openai"]
+        if api == "openai":
+            judge += ["--judge-model", "judge-llama"]
+        r = cli("run", *judge, "--judge-base-url", url, "--json", str(out), cwd=dest)
+        assert fake.count == 5  # four asks, one re-ask
+        reask = next(c for c in fake.received if c.followup is not None)
+        first = next(c for c in fake.received if c.followup is None and c.prompt == reask.prompt)
+    assert r.code == 0, r.out + r.err
+    # not the identical prompt again: the parse error is in a follow-up message
+    assert reask.body["messages"] != first.body["messages"]
+    assert reask.body["messages"][1] == {
+        "role": "assistant",
+        "content": "Sure! The answer looks faithful to me.",
+    }
+    assert "no JSON object in the reply" in reask.followup
+    if api == "openai":  # structured output where the server has it
+        assert reask.body["response_format"] == {"type": "json_object"}
+    else:
+        assert "response_format" not in reask.body
+    only = next(c for c in json.loads(out.read_text())["cases"] if c["id"] == "only-ten-percent")
+    assert only["judge"]["faithfulness"] == 1.0 and only["judge"]["errors"] == []
+    if api == "openai":  # an unpriced judge's cost is unknown, never $0
+        assert "judge cost        unknown (no price for this model" in r.out
+
+
+# ------------------------------------------------------------- validate and pairwise with failures
+
+
+def test_validate_exits_3_on_judge_failures_and_reports_the_rest(cli, tmp_path):
+    dest = late_refund(
+        cli,
+        tmp_path,
+        RUBRIC.replace(
+            'description = "The answer is polite and professional."',
+            'description = "The answer is polite and professional."\ngate = true',
+        ),
+    )
+    forty_case_run(tmp_path / "labelled.json")
+    human = {i: i < 24 for i in range(40)}
+    (tmp_path / "labels.csv").write_text(
+        "case_id,criterion,verdict\n"
+        + "".join(f"case-{i:02d},polite,{'pass' if human[i] else 'fail'}\n" for i in range(40))
+    )
+    broken = {0, 1, 30, 31}  # the judge's calls fail for these
+
+    def script(req):
+        m = re.search(r"Answer number (\d+)", between(req.prompt, "answer"))
+        i = int(m.group(1)) if m else -1
+        if i in broken:
+            return Reply(status=500)
+        return rubric_judge(lambda answer: human.get(i, True))(req)
+
+    with FakeLLM(script) as fake:
+        r = cli(
+            "judge",
+            "validate",
+            "--labels",
+            str(tmp_path / "labels.csv"),
+            "--run",
+            str(tmp_path / "labelled.json"),
+            "--judge",
+            "claude",
+            "--judge-base-url",
+            fake.url,
+            "--judge-max-retries",
+            "0",
+            cwd=dest,
+        )
+        assert fake.count == 40  # no retries: --judge-max-retries reached the judge
+    assert r.code == 3
+    text = " ".join(r.out.split())
+    # agreement over the 36 the judge managed, which all agree: not 36/40
+    assert "vs 36 human labels: criterion 'polite' (pass_fail)" in text
+    assert "left out 4 labelled case(s) with no verdict" in text
+    assert re.search(r"agreement\s+100%", r.out)
+    assert re.search(r"people pass\s+22\s+0", r.out) and re.search(r"people fail\s+0\s+14", r.out)
+    for i in sorted(broken):
+        assert (
+            f"JUDGE ERROR case-{i:02d} (polite): rubric: HTTP 500 api_error (after 1 attempt)"
+            in text
+        )
+    assert "stored as validation" not in r.out
+    assert "failed on 4 labelled case(s)" in r.err and r.err.rstrip().endswith("exit 3")
+    # nothing was stored: the gate is still refused
+    with FakeLLM(claims_judge) as fake:
+        r = cli("run", "--judge", "claude", "--judge-base-url", fake.url, cwd=dest)
+    assert r.code == 2 and "never been validated" in r.err
+
+
+def test_validate_leaves_a_case_with_no_claim_out_of_the_agreement(cli, tmp_path):
+    dest = late_refund(cli, tmp_path)
+    forty_case_run(tmp_path / "labelled.json")
+    (tmp_path / "labels.jsonl").write_text(
+        "".join(
+            json.dumps({"case_id": f"case-{i:02d}", "criterion": "faithfulness", "verdict": "pass"})
+            + "\n"
+            for i in range(10)
+        )
+    )
+
+    def script(req):
+        answer = between(req.prompt, "answer")
+        if answer in ("Answer number 0.", "Answer number 1."):
+            return Reply(text='{"claims": []}')  # the judge found nothing to check
+        claims = [{"claim": answer, "supported": True, "chunk": None}]
+        return Reply(text=json.dumps({"claims": claims}))
+
+    with FakeLLM(script) as fake:
+        r = cli(
+            "judge",
+            "validate",
+            "--labels",
+            str(tmp_path / "labels.jsonl"),
+            "--run",
+            str(tmp_path / "labelled.json"),
+            "--judge",
+            "claude",
+            "--judge-base-url",
+            fake.url,
+            cwd=dest,
+        )
+        assert fake.count == 10
+    assert r.code == 0, r.err
+    text = " ".join(r.out.split())
+    # 8 of 8 agree; before, the two unjudged cases counted as judge "fail": 8 of 10
+    assert "vs 8 human labels: criterion 'faithfulness'" in text
+    assert re.search(r"agreement\s+100%", r.out)
+    assert "left out case-00 (faithfulness): the judge found no claim to check" in text
+    assert "left out case-01 (faithfulness)" in text
+    assert "people pass 8 0" in text
+
+
+def test_pairwise_lists_questions_that_errored_in_either_run_and_exits_3(cli, tmp_path):
+    dest = late_refund(cli, tmp_path)
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert cli("run", "--json", str(a), "--no-history", cwd=dest).code == 0
+    data = json.loads(a.read_text())
+    noisy = next(c for c in data["cases"] if c["id"] == "noisy-retrieval")
+    noisy["trace"]["answer"] = None
+    noisy["trace"]["error"] = "HTTP 500 api_error (after 3 attempts)"
+    b.write_text(json.dumps(data))
+
+    def script(req):
+        if "voucher" in between(req.prompt, "answer_1"):
+            return Reply(status=503)
+        return Reply(text=json.dumps({"better": "tie", "reason": "same"}))
+
+    with FakeLLM(script) as fake:
+        r = cli(
+            "judge",
+            "pairwise",
+            str(a),
+            str(b),
+            "--judge",
+            "claude",
+            "--judge-base-url",
+            fake.url,
+            "--judge-max-retries",
+            "0",
+            cwd=dest,
+        )
+        # noisy-retrieval is never sent: 3 questions x 2 orders
+        assert fake.count == 6
+    assert r.code == 3
+    text = " ".join(r.out.split())
+    assert "noisy-retrieval ERROR run B errored: HTTP 500 api_error (after 3 attempts)" in text
+    assert "invented-voucher ERROR judge failed: HTTP 503 api_error (after 1 attempt)" in text
+    assert "B better 0, ties 2, A better 0; changed with the order 0 (0%); errors 2" in text
+    assert "2 question(s) not compared" in r.err and r.err.rstrip().endswith("exit 3")

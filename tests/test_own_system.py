@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -259,22 +260,27 @@ def test_wrong_type_in_config(cli, tmp_path):
     assert r.code == 2 and "key 'pipeline.top_k'" in r.err
 
 
-def test_endpoint_returning_html_is_a_config_error(tmp_path, cli):
+def test_endpoint_returning_html_is_each_questions_error(tmp_path, cli):
     dest = tmp_path / "kb"
     cli("example", "kitebase", str(dest))
     server = serve(
         None, content_type="text/html", raw=b"<!doctype html><html><body>Login</body></html>"
     )
+    out = tmp_path / "out.json"
     try:
         set_system(
             dest, f'[system]\nkind = "http"\nurl = "http://127.0.0.1:{server.server_port}/"\n'
         )
-        r = run_shell("run", cwd=dest)
+        r = run_shell("run", "--json", str(out), cwd=dest)
     finally:
         server.shutdown()
-    assert r.code == 2
-    assert r.err.strip().count("\n") == 0
-    assert "returned HTML, not JSON" in r.err and "system.url" in r.err
+    assert r.code == 3, r.err
+    assert "Traceback" not in r.err
+    errors = trace_errors(out)
+    assert len(errors) == 12
+    assert all(
+        "the reply is HTML, not JSON: is system.url the API endpoint" in e for e in errors.values()
+    )
 
 
 # ------------------------------------------------------------- retrievers and sweep
@@ -328,3 +334,259 @@ def test_sweep_grid_has_18_rows_and_the_default_row_matches_demo(cli, tmp_path):
 def test_sweep_rejects_unknown_retriever(cli):
     r = cli("sweep", "--example", "kitebase", "--retriever", "standin,magic")
     assert r.code == 2 and "unknown retriever 'magic'" in r.err
+
+
+# ------------------------------------------------------------- the system cannot fake a verdict
+
+
+def trace_errors(path) -> dict[str, str | None]:
+    """Each case's trace error from a --json results file."""
+    return {c["id"]: c["trace"]["error"] for c in json.loads(path.read_text())["cases"]}
+
+
+def python_project(cli, tmp_path, module: str, source: str, settings: str = ""):
+    """Kitebase with `module.py` as its system under test (target `module:answer`).
+
+    Module names differ per test: in-process runs share one `sys.modules`."""
+    dest = tmp_path / "kb"
+    assert cli("example", "kitebase", str(dest)).code == 0
+    (dest / f"{module}.py").write_text(source)
+    set_system(dest, f'[system]\nkind = "python"\ntarget = "{module}:answer"\n{settings}')
+    return dest
+
+
+IDK = 'return {"answer": "I do not know.", "contexts": []}'
+
+
+@pytest.mark.parametrize("code", [0, 1, None, "bye"])
+def test_sys_exit_in_every_question_is_12_error_rows_and_exit_3(cli, tmp_path, code):
+    module = f"exits_{str(code).lower()}"
+    dest = python_project(
+        cli, tmp_path, module, f"import sys\ndef answer(q):\n    sys.exit({code!r})\n"
+    )
+    out = tmp_path / "out.json"
+    r = cli("run", "--json", str(out), cwd=dest)
+    assert r.code == 3, r.out + r.err
+    errors = trace_errors(out)
+    assert len(errors) == 12
+    assert all(
+        e == f"SystemExit({code!r}) raised by the system under test" for e in errors.values()
+    )
+    rows = [ln for ln in r.out.splitlines() if "ERROR  SystemExit(" in ln]
+    assert len(rows) == 12
+    assert "Traceback" not in r.err
+
+
+@pytest.mark.parametrize(
+    ("raised", "expected"),
+    [
+        ("KeyboardInterrupt", "KeyboardInterrupt raised by the system under test"),
+        ("GeneratorExit('closed')", "GeneratorExit: closed"),
+        ("Odd('strange')", "Odd: strange"),
+        ("Unprintable()", "Unprintable: <unprintable Unprintable>"),
+    ],
+)
+def test_any_base_exception_is_that_questions_error(cli, tmp_path, raised, expected):
+    name = "raises_" + raised.split("(")[0].lower()
+    source = (
+        "class Odd(BaseException):\n    pass\n"
+        "class Unprintable(Exception):\n    def __str__(self):\n        raise RuntimeError\n"
+        "def answer(q):\n"
+        f"    if 'phone' in q:\n        raise {raised}\n"
+        f"    {IDK}\n"
+    )
+    dest = python_project(cli, tmp_path, name, source)
+    out = tmp_path / "out.json"
+    r = cli("run", "--json", str(out), cwd=dest)
+    assert r.code == 3, r.out + r.err
+    errors = trace_errors(out)
+    assert errors.pop("lost-phone") == expected
+    assert set(errors.values()) == {None}  # every other question ran
+    assert "interrupted" not in r.err
+
+
+def test_async_target_base_exceptions_are_question_errors(cli, tmp_path):
+    source = (
+        "import sys\n"
+        "async def answer(q):\n"
+        "    if 'phone' in q:\n        raise KeyboardInterrupt\n"
+        "    if 'email' in q:\n        sys.exit(0)\n"
+        f"    {IDK}\n"
+    )
+    dest = python_project(cli, tmp_path, "async_raiser", source)
+    out = tmp_path / "out.json"
+    r = cli("run", "--json", str(out), cwd=dest)
+    assert r.code == 3, r.out + r.err
+    errors = trace_errors(out)
+    assert errors["lost-phone"] == "KeyboardInterrupt raised by the system under test"
+    email = [k for k, v in errors.items() if v == "SystemExit(0) raised by the system under test"]
+    assert set(email) == {"no-recovery-email", "change-sign-in-email"}
+    assert sum(v is None for v in errors.values()) == 9
+
+
+def test_a_hung_sync_target_times_out_and_the_run_goes_on(tmp_path, cli):
+    source = f"def answer(q):\n    while 'phone' in q:\n        pass\n    {IDK}\n"
+    dest = python_project(cli, tmp_path, "spins", source, "timeout = 1\n")
+    out = tmp_path / "out.json"
+    started = time.monotonic()
+    r = run_shell("run", "--json", str(out), cwd=dest)  # a process of its own: the loop never ends
+    assert time.monotonic() - started < 30
+    assert r.code == 3, r.out + r.err
+    errors = trace_errors(out)
+    assert errors.pop("lost-phone") == "timed out after 1 s (system.timeout)"
+    assert set(errors.values()) == {None}
+
+
+def test_an_async_target_that_blocks_its_event_loop_cannot_hang_the_run(tmp_path, cli):
+    source = f"async def answer(q):\n    while 'phone' in q:\n        pass\n    {IDK}\n"
+    dest = python_project(cli, tmp_path, "blocks_loop", source, "timeout = 1\nconcurrency = 1\n")
+    out = tmp_path / "out.json"
+    started = time.monotonic()
+    r = run_shell("run", "--json", str(out), cwd=dest)
+    assert time.monotonic() - started < 30
+    assert r.code == 3, r.out + r.err
+    errors = trace_errors(out)
+    assert errors["lost-phone"].startswith("timed out after 1 s (system.timeout); the event loop")
+    order = list(errors)
+    after = order[order.index("lost-phone") + 1 :]
+    assert all(errors[c] == "not run: another question blocked the event loop" for c in after)
+    assert all(errors[c] is None for c in order[: order.index("lost-phone")])
+
+
+def test_slow_async_question_times_out_and_the_timeout_flag_overrides_the_config(cli, tmp_path):
+    source = (
+        "import asyncio\n"
+        "async def answer(q):\n"
+        "    if 'phone' in q:\n        await asyncio.sleep(30)\n"
+        f"    {IDK}\n"
+    )
+    dest = python_project(cli, tmp_path, "slow_async", source, "timeout = 25\n")
+    out = tmp_path / "out.json"
+    started = time.monotonic()
+    r = cli("run", "--timeout", "0.5", "--json", str(out), cwd=dest)
+    assert time.monotonic() - started < 10
+    assert r.code == 3, r.out + r.err
+    errors = trace_errors(out)
+    assert errors.pop("lost-phone") == "timed out after 0.5 s (system.timeout)"
+    assert set(errors.values()) == {None}
+
+
+def test_a_sync_target_runs_on_the_thread_that_imported_it(cli, tmp_path):
+    # sqlite objects refuse other threads: the import and every call share one worker thread
+    source = (
+        "import sqlite3\n"
+        "DB = sqlite3.connect(':memory:')\n"
+        "def answer(q):\n"
+        "    (text,) = DB.execute('select ?', ('I do not know.',)).fetchone()\n"
+        "    return {'answer': text, 'contexts': []}\n"
+    )
+    dest = python_project(cli, tmp_path, "uses_sqlite", source)
+    out = tmp_path / "out.json"
+    r = cli("run", "--json", str(out), cwd=dest)
+    assert set(trace_errors(out).values()) == {None}, r.out
+    assert r.code in (0, 1)
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "needles"),
+    [
+        ("bad_syntax", "def answer(q)\n    return q\n", ["bad_syntax.py:1:", "syntax error"]),
+        (
+            "bad_raises",
+            "x = 1\nraise RuntimeError('index missing')\n",
+            ["bad_raises.py:2:", "importing bad_raises raised RuntimeError: index missing"],
+        ),
+        (
+            "bad_exits",
+            "import sys\nsys.exit(0)\n",
+            ["bad_exits.py:2:", "importing bad_exits called sys.exit(0)"],
+        ),
+        (
+            "bad_imports",
+            "import no_such_dependency_zz\n",
+            ["bad_imports.py:1:", "No module named 'no_such_dependency_zz'"],
+        ),
+        ("bad_attr", "answer = 42\n", ["has no function 'answer'"]),
+    ],
+)
+def test_a_target_that_cannot_load_is_exit_2_naming_it(cli, tmp_path, name, source, needles):
+    dest = python_project(cli, tmp_path, name, source)
+    before = (dest / "baseline.json").read_bytes()
+    r = cli("run", "--save-baseline", cwd=dest)
+    assert r.code == 2, r.out + r.err
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.err
+    assert f"system.target '{name}:answer'" in lines[0]
+    assert all(n in lines[0] for n in needles), lines[0]
+    assert (dest / "baseline.json").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("url", "needle"),
+    [
+        ("not a url", "contains spaces"),
+        ("file:///etc/passwd", "is not an HTTP URL (file://)"),
+        ("ftp://example.com/x", "is not an HTTP URL (ftp://)"),
+        ("localhost:8000/ask", "has no scheme"),
+        ("http://", "has no host"),
+        ("https:///path", "has no host"),
+        ("http://example.com:99999/", "is not a valid URL"),
+        ("http://[::1/", "is not a valid URL"),
+        ("", "is empty"),
+    ],
+)
+def test_an_invalid_url_is_a_config_error_naming_system_url(cli, tmp_path, url, needle):
+    dest = tmp_path / "kb"
+    cli("example", "kitebase", str(dest))
+    set_system(dest, f'[system]\nkind = "http"\nurl = "{url}"\n')
+    before = (dest / "baseline.json").read_bytes()
+    started = time.monotonic()
+    r = cli("run", "--save-baseline", cwd=dest)
+    assert time.monotonic() - started < 5  # refused up front, never retried as a network failure
+    assert r.code == 2, r.out + r.err
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.err
+    assert "ragrail.toml: key 'system.url':" in lines[0] and needle in lines[0]
+    assert not (dest / ".ragrail" / "history.sqlite").exists()
+    assert (dest / "baseline.json").read_bytes() == before
+
+
+def test_url_problem_accepts_real_urls_and_http_system_checks_too():
+    from ragrail.config import SystemConfig
+    from ragrail.errors import InputError
+    from ragrail.systems import HttpSystem, url_problem
+
+    for url in ("http://127.0.0.1:8000/ask", "https://rag.example.com/v1/ask?x=1", "HTTP://h"):
+        assert url_problem(url) is None, url
+    cfg = SystemConfig(kind="http", url="http://h/x").model_copy(update={"url": "file:///x"})
+    with pytest.raises(InputError, match=r"system\.url 'file:///x' is not an HTTP URL"):
+        HttpSystem(cfg)
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (b"", "the reply was empty, not JSON"),
+        (b"Internal error", "the reply is not JSON (Expecting value at line 1 column 1)"),
+        (b'{"contexts": []}', "the reply has no 'answer' (system.answer_field)"),
+        (b'{"answer": "x"}', "the reply has no 'contexts' (system.contexts_field)"),
+        (b"[1, 2]", "the reply has no 'answer' (system.answer_field)"),
+    ],
+)
+def test_a_200_reply_without_the_mapped_fields_is_that_questions_error(
+    cli, tmp_path, reply, expected
+):
+    dest = tmp_path / "kb"
+    cli("example", "kitebase", str(dest))
+    server = serve(None, raw=reply)
+    out = tmp_path / "out.json"
+    try:
+        set_system(
+            dest, f'[system]\nkind = "http"\nurl = "http://127.0.0.1:{server.server_port}/"\n'
+        )
+        r = cli("run", "--json", str(out), cwd=dest)
+    finally:
+        server.shutdown()
+    assert r.code == 3, r.out + r.err
+    assert set(trace_errors(out).values()) == {expected}
+    assert len(server.auth_headers) == 12  # one call per question: a bad reply is not retried

@@ -3,8 +3,10 @@
 Keyed on everything that can change a reply: provider, base URL, model, the
 full prompt, the call parameters and the repeat index. An unchanged re-run
 makes no calls. Each reply is committed as it arrives, so an interrupted run
-keeps what finished. A cache file that SQLite cannot read is moved aside
-with a warning, never a crash. No API key is ever part of a key or a row.
+keeps what finished. A damaged cache file is moved aside with a warning; one
+that is locked, read-only, full or from a newer ragrail is left alone and the
+run goes on without a cache (one warning). Never a crash. No API key is ever
+part of a key or a row.
 """
 
 from __future__ import annotations
@@ -13,10 +15,14 @@ import hashlib
 import json
 import sqlite3
 import time
+import warnings
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragrail import statedb
+from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import set_aside
 
 SCHEMA = """
@@ -28,6 +34,9 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 )
 """
+# Versioned with user_version like the history. 1: the responses table ("IF NOT EXISTS":
+# caches from before versioning already have it, at user_version 0).
+MIGRATIONS: tuple[str, ...] = (SCHEMA,)
 
 
 def cache_key(
@@ -37,19 +46,22 @@ def cache_key(
     prompt: str,
     params: dict[str, Any],
     repeat: int,
+    namespace: str = "",
 ) -> str:
-    payload = json.dumps(
-        {
-            "provider": provider,
-            "base_url": base_url or "",
-            "model": model,
-            "prompt": prompt,
-            "params": params,
-            "repeat": repeat,
-        },
-        sort_keys=True,
-        ensure_ascii=False,
-    )
+    """The key of one reply. ``namespace`` keeps families of calls apart that share
+    prompts and repeat indexes (``"rerun"``: --rerun-failures never takes a reply
+    cached by --repeats); the default leaves older caches' keys unchanged."""
+    fields: dict[str, Any] = {
+        "provider": provider,
+        "base_url": base_url or "",
+        "model": model,
+        "prompt": prompt,
+        "params": params,
+        "repeat": repeat,
+    }
+    if namespace:
+        fields["namespace"] = namespace
+    payload = json.dumps(fields, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -60,60 +72,158 @@ class CacheStats:
     writes: int = 0
 
 
+class CacheUnavailable(SystemFailure):
+    """The cache file cannot be opened or written (exit 3 where the cache is the point)."""
+
+
 class ResponseCache:
-    def __init__(self, path: Path) -> None:
+    """The reply cache at ``path``.
+
+    A cache that cannot be used (a read-only checkout, an unwritable state
+    folder, a lock held too long, a full disk, a file from a newer ragrail)
+    costs one warning and the run goes on without it: every lookup misses and
+    nothing is stored. ``required=True`` (the ``cache`` commands) raises
+    instead: CacheUnavailable, or InputError for a newer ragrail's file. Only a
+    damaged file is moved aside.
+    """
+
+    _db: sqlite3.Connection | None = None  # None: the cache is off (see ``disabled``)
+
+    def __init__(self, path: Path, required: bool = False) -> None:
         self.path = path
         self.stats = CacheStats()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.required = required
+        self.disabled: str | None = None  # why the cache is off, once it is
         self._db = self._open()
 
-    def _open(self) -> sqlite3.Connection:
+    def _open(self) -> sqlite3.Connection | None:
         try:
-            db = self._connect()
-            db.execute("SELECT count(*) FROM responses").fetchone()
-            return db
-        except sqlite3.DatabaseError as exc:
-            set_aside(self.path, "response cache", exc)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             return self._connect()
+        except OSError as exc:
+            return self._disable(f"cannot create its folder ({exc.strerror or exc})")
+        except statedb.NewerSchema as exc:
+            return self._disable(f"written by a newer ragrail ({exc})", newer=True)
+        except sqlite3.Error as exc:
+            if not statedb.is_corruption(exc):
+                # locked, read-only or full: the file is valid, keep it
+                return self._disable(exc)
+            damage = exc
+        try:
+            if statedb.still_corrupt(self.path):
+                with suppress(FileNotFoundError):  # another process moved it first
+                    set_aside(self.path, "response cache", damage)
+            return self._connect()
+        except (OSError, sqlite3.Error) as exc:
+            return self._disable(exc)
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        # WAL with synchronous=NORMAL: each reply is still committed as it
-        # arrives, without an fsync per row stalling the event loop.
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute(SCHEMA)
+        db = statedb.connect(self.path, check_same_thread=False)
+        try:
+            # WAL with synchronous=NORMAL: each reply is still committed as it
+            # arrives, without an fsync per row stalling the event loop.
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            statedb.migrate(db, MIGRATIONS)
+        except BaseException:
+            db.close()
+            raise
         return db
 
+    def _disable(self, reason: object, newer: bool = False) -> None:
+        """Turn the cache off for this run with one warning (or raise, when required)."""
+        if self.required:
+            if newer:
+                raise InputError(
+                    f"the response cache was {reason}: upgrade ragrail", str(self.path)
+                )
+            raise CacheUnavailable(f"cannot use the response cache {self.path}: {reason}")
+        if self.disabled is None:
+            warnings.warn(
+                f"cannot use the response cache {self.path} ({reason}); going on without it",
+                stacklevel=4,
+            )
+        self.disabled = str(reason)
+        if self._db is not None:
+            self._db.close()
+        self._db = None
+        return None
+
     def get(self, key: str) -> dict[str, Any] | None:
-        row = self._db.execute("SELECT reply FROM responses WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        """The cached reply for ``key``, or None (a miss): a row that is not a reply this
+        ragrail wrote is a miss too, and the fresh reply replaces it."""
+        reply = None
+        if self._db is not None:
+            try:
+                row = self._db.execute(
+                    "SELECT reply FROM responses WHERE key = ?", (key,)
+                ).fetchone()
+            except sqlite3.Error as exc:
+                self._disable(exc)
+                row = None
+            if row is not None:
+                reply = _reply(row[0])
+        if reply is None:
             self.stats.misses += 1
             return None
         self.stats.hits += 1
-        return json.loads(row[0])
+        return reply
 
     def put(self, key: str, provider: str, model: str, reply: dict[str, Any]) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO responses (key, provider, model, reply, created) VALUES (?, ?, ?, ?, ?)",
-            (key, provider, model, json.dumps(reply), time.time()),
-        )
+        if self._db is None:
+            return
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, provider, model, reply, created)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (key, provider, model, json.dumps(reply), time.time()),
+            )
+        except sqlite3.Error as exc:
+            # a full disk or a read-only file mid-run: the replies are still used, just not kept
+            self._disable(exc)
+            return
         self.stats.writes += 1
 
+    def _query(self, sql: str) -> list[tuple]:
+        """Run one statement for the ``cache`` commands: a failure is CacheUnavailable."""
+        if self._db is None:
+            raise CacheUnavailable(f"cannot use the response cache {self.path}: {self.disabled}")
+        try:
+            return self._db.execute(sql).fetchall()
+        except sqlite3.Error as exc:
+            raise CacheUnavailable(f"cannot use the response cache {self.path}: {exc}") from None
+
     def count(self) -> int:
-        return int(self._db.execute("SELECT count(*) FROM responses").fetchone()[0])
+        return int(self._query("SELECT count(*) FROM responses")[0][0])
 
     def by_model(self) -> list[tuple[str, str, int]]:
-        rows = self._db.execute(
+        rows = self._query(
             "SELECT provider, model, count(*) FROM responses GROUP BY provider, model ORDER BY 1, 2"
         )
-        return [(p, m, int(n)) for p, m, n in rows]
+        return [(str(p), str(m), int(n)) for p, m, n in rows]
 
     def clear(self) -> int:
         n = self.count()
-        self._db.execute("DELETE FROM responses")
-        self._db.execute("VACUUM")
+        self._query("DELETE FROM responses")
+        self._query("VACUUM")
         return n
 
     def close(self) -> None:
-        self._db.close()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def _reply(text: object) -> dict[str, Any] | None:
+    """A cached reply as the call layer stored it, or None for anything else."""
+    try:
+        reply = json.loads(text)  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(reply, dict) or not isinstance(reply.get("text"), str):
+        return None
+    for field in ("input_tokens", "output_tokens"):
+        n = reply.get(field)
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
+            return None
+    return reply

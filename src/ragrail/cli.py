@@ -27,6 +27,20 @@ from ragrail.errors import (
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
+class FiniteFloat(click.FloatRange):
+    """A float flag that refuses nan and inf (which float() and FloatRange accept)."""
+
+    name = "finite float"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        import math
+
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
 @click.group(context_settings=CONTEXT)
 @click.version_option(__version__, "-V", "--version", prog_name="ragrail")
 def cli() -> None:
@@ -46,7 +60,8 @@ def cli() -> None:
 
     \b
     Exit codes: 0 no regression, 1 regression (or lint findings),
-                2 usage or input error, 3 the system under test or a model call failed.
+                2 usage or input error, 3 the system under test, a model call,
+                the disk or ragrail itself failed, 130 interrupted.
     """
 
 
@@ -86,7 +101,38 @@ class RunOptions:
     judge_model: str | None
     judge_base_url: str | None
     judge_repeats: int | None
+    judge_concurrency: int | None
+    judge_timeout: float | None
+    judge_max_retries: int | None
     trust_unvalidated: bool
+
+
+def judge_call_options() -> list[Any]:
+    """How the judge calls its model; each defaults to [judge] in the config when written
+    there, else to the run's own flag (--concurrency, --timeout, --max-retries)."""
+    return [
+        click.option(
+            "--judge-concurrency",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help="Judge calls in flight at once (default: [judge] concurrency, else "
+            "--concurrency, else 8).",
+        ),
+        click.option(
+            "--judge-timeout",
+            type=FiniteFloat(min=0.001),
+            metavar="SECONDS",
+            help="Per-call timeout of the judge (default: [judge] timeout, else --timeout, "
+            "else 60).",
+        ),
+        click.option(
+            "--judge-max-retries",
+            type=click.IntRange(min=0),
+            metavar="N",
+            help="Retries of a failed or malformed judge call (default: [judge] max_retries, "
+            "else --max-retries, else 2).",
+        ),
+    ]
 
 
 def run_options(func: Any) -> Any:
@@ -118,7 +164,7 @@ def run_options(func: Any) -> Any:
         ),
         click.option(
             "--min-score",
-            type=click.FloatRange(0.0, 1.0),
+            type=FiniteFloat(0.0, 1.0),
             metavar="S",
             help="Chunks scoring below S are never returned (default 0.2).",
         ),
@@ -159,7 +205,7 @@ def run_options(func: Any) -> Any:
         ),
         click.option(
             "--timeout",
-            type=click.FloatRange(min=0.001),
+            type=FiniteFloat(min=0.001),
             metavar="SECONDS",
             help="Per-call timeout (default 60).",
         ),
@@ -216,6 +262,7 @@ def run_options(func: Any) -> Any:
             metavar="N",
             help="Judge each case N times; criteria whose verdicts disagree are unstable.",
         ),
+        *judge_call_options(),
         click.option(
             "--trust-unvalidated",
             is_flag=True,
@@ -335,8 +382,12 @@ def _run(opts: RunOptions) -> int:
     cfg = project.config
     baseline_path = opts.baseline or project.baseline
     # Read every input before any work, so a bad file fails fast and nothing is written.
-    golden = load_golden(opts.golden or project.golden)
-    baseline = load_run(baseline_path) if baseline_path.is_file() else None
+    golden = load_golden(opts.golden or project.golden, project.root)
+    # exists(), not is_file(): a folder or FIFO where the baseline should be is an error,
+    # not "no baseline yet"; a dangling link is a baseline still to be saved
+    baseline = load_run(baseline_path) if baseline_path.exists() else None
+    _check_outputs(opts, baseline_path)  # a bad output path must not cost a run
+    history_path = _history_for_run(opts, project)
     judge_cfg = _judge_config(opts, cfg)
     if judge_cfg is not None:
         _check_gates(judge_cfg, project, opts)
@@ -346,23 +397,24 @@ def _run(opts: RunOptions) -> int:
     )
     if cfg.system.kind != "pipeline":
         result = _run_system(opts, project, golden, options)
-        pipeline = answerer = None
+        pipeline = reruns = None
     else:
         outcome = _run_pipeline(opts, project, golden, options)
         if isinstance(outcome, int):
             return outcome
-        result, pipeline, answerer = outcome
+        result, pipeline, reruns = outcome
     judge_failed = 0
     if judge_cfg is not None:
         judge_failed = _run_judge(judge_cfg, project, result)
-    if not opts.no_history:
-        from ragrail.history import History
+    if history_path is not None:
+        from ragrail.history import record_run
 
-        store = History(project.state_dir / "history.sqlite")
-        result_id = store.record(result, project.root if not opts.example else None)
-        store.close()
-        click.echo(f"(recorded as run {result_id}: `ragrail history`, `ragrail report`)", err=True)
-    code = _report(opts, cfg, result, baseline, baseline_path, golden, pipeline, answerer, options)
+        result_id = record_run(history_path, result, project.root if not opts.example else None)
+        if result_id is not None:
+            click.echo(
+                f"(recorded as run {result_id}: `ragrail history`, `ragrail report`)", err=True
+            )
+    code = _report(opts, cfg, result, baseline, baseline_path, golden, pipeline, reruns, options)
     if judge_failed and code != EXIT_SYSTEM:
         click.echo(
             f"ragrail: the judge failed on {judge_failed} question(s) (see JUDGE ERROR above); exit 3",
@@ -372,15 +424,50 @@ def _run(opts: RunOptions) -> int:
     return code
 
 
+def _check_outputs(opts: RunOptions, baseline_path: Path) -> None:
+    """Refuse (exit 2) an output path that is a folder, FIFO or device, or cannot be written."""
+    from ragrail.fileio import check_writable_output
+
+    for path, what in (
+        (opts.json_path, "--json results"),
+        (opts.junit, "--junit report"),
+        (opts.markdown, "--markdown summary"),
+        (baseline_path if opts.save_baseline else None, "baseline"),
+    ):
+        if path is not None:
+            check_writable_output(path, what)
+
+
+def _history_for_run(opts: RunOptions, project: Any) -> Path | None:
+    """Where this run is recorded; None with --no-history or --dry-run, or after one warning
+    when the history cannot be written (the run goes on). A newer ragrail's history: exit 2."""
+    from ragrail.history import check_for_run
+
+    if opts.no_history or opts.dry_run:
+        return None
+    path = project.state_dir / "history.sqlite"
+    return path if check_for_run(path) else None
+
+
 def _judge_config(opts: RunOptions, cfg: Any) -> Any:
     """The judge to use, or None: the flags over the config's [judge]; off unless asked for."""
     base = cfg.judge
     provider = {"claude": "anthropic"}.get(opts.judge or "", opts.judge) or base.provider
     if provider is None:
-        if opts.judge_model or opts.judge_base_url or opts.judge_repeats:
-            raise click.UsageError(
-                "--judge-model, --judge-base-url and --judge-repeats need --judge"
+        given = [
+            flag
+            for flag, value in (
+                ("--judge-model", opts.judge_model),
+                ("--judge-base-url", opts.judge_base_url),
+                ("--judge-repeats", opts.judge_repeats),
+                ("--judge-concurrency", opts.judge_concurrency),
+                ("--judge-timeout", opts.judge_timeout),
+                ("--judge-max-retries", opts.judge_max_retries),
             )
+            if value is not None
+        ]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} need --judge (or [judge] provider)")
         return None
     model = opts.judge_model or (base.model if provider == base.provider else None)
     if model is None and provider == "anthropic":
@@ -394,8 +481,25 @@ def _judge_config(opts: RunOptions, cfg: Any) -> Any:
             "base_url": opts.judge_base_url
             or (base.base_url if provider == base.provider else None),
             "repeats": opts.judge_repeats or base.repeats,
+            "concurrency": _judge_setting(
+                opts.judge_concurrency, base, "concurrency", opts.concurrency
+            ),
+            "timeout": _judge_setting(opts.judge_timeout, base, "timeout", opts.timeout),
+            "max_retries": _judge_setting(
+                opts.judge_max_retries, base, "max_retries", opts.max_retries
+            ),
         }
     )
+
+
+def _judge_setting(flag: Any, base: Any, name: str, run_flag: Any) -> Any:
+    """A judge call setting: --judge-X, else [judge] X when the config writes it, else
+    the run's own --X (so one --concurrency 1 reaches every call), else the default."""
+    if flag is not None:
+        return flag
+    if name in base.model_fields_set or run_flag is None:
+        return getattr(base, name)
+    return run_flag
 
 
 def _validation_store(project: Any):  # -> History
@@ -465,7 +569,15 @@ def _run_system(opts: RunOptions, project: Any, golden: Any, options: Any) -> An
             f"{', '.join(ignored)} do not apply: this project's system under test is "
             f'[system] kind = "{kind}", not the built-in pipeline'
         )
-    system = make_system(project.config.system, project.root)
+    # The call flags set the same limits for the user's system as for model calls.
+    flags = {
+        "timeout": opts.timeout,
+        "concurrency": opts.concurrency,
+        "max_retries": opts.max_retries,
+    }
+    overrides = {key: value for key, value in flags.items() if value is not None}
+    system_cfg = project.config.system.model_copy(update=overrides)
+    system = make_system(system_cfg, project.root)
     result = evaluate_system(project.config.name, golden, system, options)
     return result
 
@@ -492,21 +604,47 @@ def _run_pipeline(opts: RunOptions, project: Any, golden: Any, options: Any) -> 
     pipeline = Pipeline(settings)
 
     if opts.dry_run:
-        if not spec.uses_model:
-            raise click.UsageError("--dry-run needs a model answerer (--claude or --answerer)")
+        judge_cfg = _judge_config(opts, cfg)
+        if not spec.uses_model and judge_cfg is None:
+            raise click.UsageError(
+                "--dry-run needs a model answerer (--claude or --answerer) or a judge"
+            )
         ids, questions = [c.id for c in golden.cases], [c.question for c in golden.cases]
         traces = pipeline.prepare(ids, questions)
         prompts = [(r.prompt, r.repeat) for r in pipeline.requests(traces, questions, repeats)]
-        plan = plan_calls(spec, prompts)
+        plan = None
+        if spec.uses_model:
+            plan = plan_calls(spec, prompts, opts.rerun_failures)
+        judge_plan = None
+        if judge_cfg is not None:
+            from ragrail.judge import Prompts, plan_items, plan_judge
+
+            folder = project.root / judge_cfg.prompts_dir if judge_cfg.prompts_dir else None
+            judge_plan = plan_judge(
+                judge_cfg,
+                Prompts.load(folder),
+                plan_items(golden.cases, traces),
+                spec.calls.max_tokens,
+                _prices(project),
+            )
         skipped = sum(1 for t in traces if t.prompt is None)
-        click.echo(plan_text(plan, len(golden.cases), skipped))
+        click.echo(plan_text(plan, len(golden.cases), skipped, judge_plan))
         return EXIT_OK
 
     n_calls = repeats * len(golden.cases)
     with call_progress(n_calls, f"answering ({spec.name})") as on_result:
         answerer = build_answerer(spec, on_result)
+        reruns = None
         try:
             result = evaluate(cfg.name, golden, pipeline, answerer, repeats, options)
+            if opts.rerun_failures and spec.uses_model:
+                from ragrail.run import rerun_failures, usage_of
+
+                reruns = rerun_failures(
+                    result, golden, pipeline, answerer, opts.rerun_failures, options
+                )
+                # the re-runs' calls are this run's calls: counted and costed with them
+                result.usage = usage_of(answerer)
         except KeyboardInterrupt:
             usage = getattr(answerer, "usage", None)
             done = f"{usage.calls} calls finished" if usage else "finished calls"
@@ -521,7 +659,7 @@ def _run_pipeline(opts: RunOptions, project: Any, golden: Any, options: Any) -> 
         click.echo(
             "(--rerun-failures needs a model answerer; the stand-in always answers the same)"
         )
-    return result, pipeline, answerer
+    return result, pipeline, reruns
 
 
 def _report(
@@ -532,22 +670,15 @@ def _report(
     baseline_path: Path,
     golden: Any,
     pipeline: Any,
-    answerer: Any,
+    reruns: Any,
     options: Any,
 ) -> int:
     from ragrail.reports.terminal import diff_text, reruns_text, scorecard
-    from ragrail.run import rerun_failures
 
     click.echo(scorecard(result, metrics=opts.metrics or cfg.report.metrics))
-    if (
-        opts.rerun_failures
-        and pipeline is not None
-        and getattr(answerer, "usage", None) is not None
-    ):
-        reruns = rerun_failures(result, golden, pipeline, answerer, opts.rerun_failures, options)
-        if reruns:
-            click.echo()
-            click.echo(reruns_text(reruns))
+    if reruns:  # made before the scorecard, so their calls are in its totals
+        click.echo()
+        click.echo(reruns_text(reruns))
     diff = None
     if baseline is not None:
         from ragrail.compare import compare
@@ -572,17 +703,23 @@ def _report(
 
         atomic_write_text(opts.markdown, markdown_summary(result, diff))
         click.echo(f"Wrote the Markdown summary to {opts.markdown}")
-    if result.totals.n_errors:
-        click.echo(
-            f"ragrail: {result.totals.n_errors} question(s) failed to run "
-            "(shown as ERROR above); exit 3",
-            err=True,
-        )
+    from ragrail.compare import error_phrases, judge_failed
+
+    judge_errors = sum(1 for c in result.cases if judge_failed(c))
+    if result.totals.n_errors or judge_errors:
+        was_passing = len(diff.errors) if diff is not None else 0
+        phrases = error_phrases(result.totals.n_errors, was_passing, judge_errors)
+        shown = "ERROR or JUDGE ERROR" if judge_errors else "ERROR"
+        click.echo(f"ragrail: {'; '.join(phrases)} (shown as {shown} above); exit 3", err=True)
         if opts.save_baseline:
-            click.echo("ragrail: not saving a baseline from a run with errors", err=True)
+            click.echo(
+                f"ragrail: not saving a baseline to {baseline_path}: it would record "
+                "failed calls as the expected result; fix or re-run them, then save",
+                err=True,
+            )
         return EXIT_SYSTEM
     if opts.save_baseline:
-        result.save(baseline_path)
+        result.save(baseline_path, "baseline")
         click.echo(f"Saved baseline to {baseline_path}: commit it with the change it accepts.")
         return EXIT_OK
     return EXIT_REGRESSION if diff is not None and diff.regressed else EXIT_OK
@@ -592,7 +729,7 @@ def _colour(text: str) -> str:
     out = []
     for line in text.splitlines():
         stripped = line.lstrip()
-        if stripped.startswith("WORSE"):
+        if stripped.startswith(("WORSE", "ERROR")):
             line = click.style(line, fg="red", bold=True)
         elif stripped.startswith("fixed"):
             line = click.style(line, fg="green")
@@ -681,7 +818,7 @@ def sweep(
       ragrail sweep --example kitebase --chunk-words 0,25,50 --top-k 1,3,5 --retriever standin,bm25
     """
     from ragrail.answerers import build_answerer
-    from ragrail.fileio import atomic_write_text
+    from ragrail.fileio import atomic_write_text, check_writable_output
     from ragrail.golden import load_golden
     from ragrail.pipeline import PipelineSettings
     from ragrail.reports.terminal import sweep_table
@@ -691,6 +828,9 @@ def sweep(
 
     project = _project(config, example)
     cfg = project.config
+    for out, what in ((json_path, "--json table"), (csv_path, "--csv table")):
+        if out is not None:
+            check_writable_output(out, what)  # before the sweep, not after it
     if cfg.system.kind != "pipeline":
         raise InputError(
             "sweep varies the built-in pipeline; this project's system is "
@@ -703,7 +843,7 @@ def sweep(
             f"unknown retriever {unknown[0]!r}; choose {', '.join(RETRIEVERS)}",
             param_hint="--retriever",
         )
-    golden = load_golden(project.golden)
+    golden = load_golden(project.golden, project.root)
     base = PipelineSettings(
         docs=project.docs, product=cfg.product, min_score=cfg.pipeline.min_score
     )
@@ -780,12 +920,14 @@ def _with(options: list[Any]) -> Any:
 def history_cmd(config: Path | None, example: str | None, limit: int) -> int:
     """List recorded runs with their totals (newest last)."""
     from ragrail.compare import pct
+    from ragrail.reports.text import visible
+    from ragrail.run import recorded_answer_rate
 
     store = _history(config, example)
     rows = store.rows(limit)
     click.echo(
         f"  {'run':>4}  {'when (UTC)':<19}  {'commit':<13} {'hit':>5} {'recall':>6} "
-        f"{'answers':>7} {'cost':>8}  configuration"
+        f"{'answers':>7} {'errors':>6} {'cost':>8}  configuration"
     )
     for r in rows:
         st = r.totals.get("stats", {})
@@ -795,9 +937,11 @@ def history_cmd(config: Path | None, example: str | None, limit: int) -> int:
 
         commit = (r.git_commit or "-") + ("*" if r.git_dirty else "")
         cost = "-" if r.cost_usd is None else f"${r.cost_usd:.4f}"
+        answers = pct(recorded_answer_rate(r.totals, r.config.get("repeats", 1)))
         click.echo(
             f"  {r.id:>4}  {r.created_at[:19].replace('T', ' '):<19}  {commit:<13} "
-            f"{v('hit_rate'):>5} {v('recall'):>6} {v('answer_pass_rate'):>7} {cost:>8}  {r.describe()}"
+            f"{v('hit_rate'):>5} {v('recall'):>6} {answers:>7} {r.totals.get('n_errors', 0):>6} "
+            f"{cost:>8}  {visible(r.describe())}"
         )
     click.echo(
         f"{len(rows)} run(s) in {store.path}"
@@ -883,10 +1027,12 @@ def report(
     highlighted, prompt, answer, claims, checks) with filters.
     """
     from ragrail.compare import compare
-    from ragrail.fileio import atomic_write_text
+    from ragrail.fileio import atomic_write_text, check_writable_output
+    from ragrail.history import HistoryUnavailable
     from ragrail.reports.html import html_report
     from ragrail.results import load_run
 
+    check_writable_output(output, "report")  # before any work: a folder, FIFO or device is exit 2
     history_rows = []
     if from_json is not None:
         run = load_run(from_json, "results")
@@ -894,8 +1040,8 @@ def report(
             store = _history(config, example)
             history_rows = store.rows()
             store.close()
-        except InputError:
-            pass
+        except (InputError, HistoryUnavailable):
+            pass  # the trends are optional beside a results file
     else:
         store = _history(config, example)
         run = store.load(run_ref)
@@ -909,7 +1055,7 @@ def report(
             base_path = _project(config, example).baseline
     base = load_run(base_path) if base_path is not None and base_path.is_file() else None
     result_diff = compare(run, base) if base is not None else None
-    atomic_write_text(output, html_report(run, result_diff, history_rows))
+    atomic_write_text(output, html_report(run, result_diff, history_rows), "report")
     click.echo(f"Wrote {output} ({output.stat().st_size:,} bytes): open it in a browser")
     return EXIT_OK
 
@@ -932,16 +1078,25 @@ judge_options = [
     ),
     click.option("--judge-model", metavar="NAME", help="The judge's model."),
     click.option("--judge-base-url", metavar="URL", help="The judge's API base URL."),
+    *judge_call_options(),
 ]
 
 
 def _judge_for(
-    project: Any, judge: str | None, judge_model: str | None, judge_base_url: str | None
+    project: Any,
+    judge: str | None,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    **calls: Any,
 ) -> Any:
+    """The judge of `ragrail judge ...`; ``calls``: judge_concurrency, judge_timeout,
+    judge_max_retries (None: the config's)."""
     from ragrail.judge import build_judge
 
     opts = _plain_opts()
     opts.judge, opts.judge_model, opts.judge_base_url = judge, judge_model, judge_base_url
+    for name, value in calls.items():
+        setattr(opts, name, value)
     cfg = _judge_config(opts, project.config)
     if cfg is None:
         raise InputError(
@@ -1000,6 +1155,7 @@ def judge_validate(
     judge: str | None,
     judge_model: str | None,
     judge_base_url: str | None,
+    **calls: Any,
 ) -> int:
     """Measure the judge against human labels, and store the result.
 
@@ -1008,20 +1164,29 @@ def judge_validate(
     the disagreements to read. A run may gate on a judge criterion only after a
     validation of that judge (model, prompt and rubric) with kappa of at least
     [judge] min_kappa (0.6).
+
+    A labelled case the judge failed on, or gave no verdict for, is left out of
+    the agreement (never counted as "fail") and listed; when the judge failed on
+    any, nothing is stored and the exit code is 3.
     """
     from ragrail.judge import load_labels, validate_judge
+    from ragrail.reports.text import visible
 
     project = _project(config, example)
     labels = load_labels(labels_path)
     run = _load_run_ref(run_ref, project)
-    the_judge = _judge_for(project, judge, judge_model, judge_base_url)
-    results = validate_judge(the_judge, run, labels)
+    the_judge = _judge_for(project, judge, judge_model, judge_base_url, **calls)
+    validation = validate_judge(the_judge, run, labels)
     store = _validation_store(project)
     crit_by_name = {c.name: c for c in the_judge.config.criteria}
-    for a in results:
+    for a in validation.agreements:
+        skipped = validation.left_out_of(a.criterion)
         click.echo(
-            f"Judge {the_judge.label} vs {a.n} human labels: criterion {a.criterion!r} ({a.scale})"
+            f"Judge {visible(the_judge.label)} vs {a.n} human labels: criterion "
+            f"{visible(repr(a.criterion))} ({a.scale})"
         )
+        if skipped:
+            click.echo(f"  left out          {skipped} labelled case(s) with no verdict (below)")
         click.echo(f"  agreement         {_pct_ci(a.agreement, a.agreement_ci)}")
         if a.scale == "pass_fail":
             ci = f"  [{a.kappa_ci[0]:.2f}, {a.kappa_ci[1]:.2f}]" if a.kappa_ci else ""
@@ -1049,9 +1214,11 @@ def judge_validate(
                     return ("pass" if v else "fail") if scale == "pass_fail" else f"{v:g}"
 
                 click.echo(
-                    f"    {case_id}: people {word(human)}, judge {word(verdict)}"
-                    + (f": {reason}" if reason else "")
+                    f"    {visible(case_id)}: people {word(human)}, judge {word(verdict)}"
+                    + (f": {visible(reason)}" if reason else "")
                 )
+        if validation.failed:
+            continue  # a validation over the cases the judge managed is not stored
         key = the_judge.key(crit_by_name.get(a.criterion))
         vid = store.record_validation(key, the_judge.label, a.criterion, a)
         score = a.kappa if a.kappa is not None else a.spearman
@@ -1065,6 +1232,17 @@ def judge_validate(
             )
         )
     store.close()
+    for case_id, criterion, why in validation.left_out:
+        click.echo(f"  left out {visible(case_id)} ({visible(criterion)}): {visible(why)}")
+    for case_id, criterion, why in validation.failed:
+        click.echo(f"  JUDGE ERROR {visible(case_id)} ({visible(criterion)}): {visible(why)}")
+    if validation.failed:
+        click.echo(
+            f"ragrail: the judge failed on {len(validation.failed)} labelled case(s) (listed "
+            "above); the agreement shown leaves them out and was not stored; exit 3",
+            err=True,
+        )
+        return EXIT_SYSTEM
     return EXIT_OK
 
 
@@ -1080,19 +1258,23 @@ def judge_pairwise(
     judge: str | None,
     judge_model: str | None,
     judge_base_url: str | None,
+    **calls: Any,
 ) -> int:
     """Which run answers better, per question, with the answers shown in both orders.
 
     RUN_A and RUN_B are run ids (latest, -N) or results .json files. Only verdicts
     that agree across the swap count (a judge that prefers whatever comes first
     cannot decide); prints wins, ties, losses, the swap-disagreement rate and an
-    exact sign test.
+    exact sign test. A question that errored in either run, or that the judge
+    failed on, is listed with its reason, and the exit code is 3.
     """
     from ragrail.judge import pairwise, same_family_warning
+    from ragrail.reports.terminal import usage_cost
+    from ragrail.reports.text import visible
 
     project = _project(config, example)
     a, b = _load_run_ref(run_a, project), _load_run_ref(run_b, project)
-    the_judge = _judge_for(project, judge, judge_model, judge_base_url)
+    the_judge = _judge_for(project, judge, judge_model, judge_base_url, **calls)
     warning = same_family_warning(the_judge, [a.config.model, b.config.model])
     if warning:
         click.echo(f"ragrail: warning: {warning}", err=True)
@@ -1101,7 +1283,9 @@ def judge_pairwise(
         f"Pairwise: B ({run_b}) vs A ({run_a}), judged by {the_judge.label}, {result.n} questions"
     )
     for case_id, verdict in result.per_case:
-        click.echo(f"  {case_id:<24}{verdict}")
+        click.echo(f"  {visible(case_id):<24}{visible(verdict)}")
+    if result.unmatched:
+        click.echo(f"  not in both runs (not compared): {visible(', '.join(result.unmatched))}")
     rate = "-" if result.swap_rate is None else f"{result.swap_rate:.0%}"
     click.echo(
         f"  B better {result.wins}, ties {result.ties}, A better {result.losses}; "
@@ -1111,9 +1295,17 @@ def judge_pairwise(
         f"  sign test (B vs A, ties and order-dependent verdicts left out): p={result.sign_test_p:.3f}"
     )
     u = the_judge.usage
-    cost = "unknown" if u.cost_usd is None else f"${u.cost_usd:.4f}"
-    click.echo(f"  judge calls {u.calls} made, {u.cached} cached, {u.errors} failed; cost {cost}")
-    return EXIT_SYSTEM if result.errors else EXIT_OK
+    click.echo(
+        f"  judge calls {u.calls} made, {u.cached} cached, {u.errors} failed; cost {usage_cost(u)}"
+    )
+    if result.errored:
+        click.echo(
+            f"ragrail: {len(result.errored)} question(s) not compared: they errored in a run "
+            "or the judge failed on them (listed as ERROR above); exit 3",
+            err=True,
+        )
+        return EXIT_SYSTEM
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------- cache
@@ -1142,7 +1334,7 @@ def cache_stats(config: Path | None) -> int:
     if not path.exists():
         click.echo(f"{path}: no cache yet")
         return EXIT_OK
-    store = ResponseCache(path)
+    store = ResponseCache(path, required=True)  # its own command: fail, not skip
     click.echo(f"{path}: {store.count()} cached replies, {path.stat().st_size:,} bytes")
     for provider, model, n in store.by_model():
         click.echo(f"  {provider:<10} {model:<30} {n}")
@@ -1160,7 +1352,7 @@ def cache_clear(config: Path | None) -> int:
     if not path.exists():
         click.echo(f"{path}: no cache to clear")
         return EXIT_OK
-    store = ResponseCache(path)
+    store = ResponseCache(path, required=True)  # its own command: fail, not skip
     n = store.clear()
     store.close()
     click.echo(f"{path}: cleared {n} cached replies")
@@ -1221,7 +1413,7 @@ def lint(
     from ragrail.golden import lint_golden, load_golden
 
     project = _project(config, example_name)
-    gold = load_golden(golden or project.golden)
+    gold = load_golden(golden or project.golden, project.root)
     documents = {d.name: d.text for d in load_documents(docs or project.docs)}
     problems = lint_golden(gold, documents)
     for problem in problems:
@@ -1326,26 +1518,98 @@ def _warn(message: Warning | str, category: type[Warning], *args: Any, **kwargs:
     click.echo(f"ragrail: warning: {message}", err=True)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Run the CLI, turning every user mistake into one line and an exit code."""
-    import warnings
+def _say(line: str) -> None:
+    """One line on stderr; a closed stderr must not turn an exit code into a traceback."""
+    import contextlib
 
-    warnings.showwarning = _warn  # one plain line, not Python's file:line: UserWarning form
+    with contextlib.suppress(OSError, ValueError):
+        click.echo(line, err=True)
+
+
+def _crashed(exc: BaseException, argv: list[str] | None) -> int:
+    """One line for an exception no command handled; the traceback goes to a report
+    file (or to stderr with RAGRAIL_DEBUG=1). Never exit 1: that is a verdict."""
+    import contextlib
+    import traceback
+
+    from ragrail.crash import debug_enabled, describe, write_report
+
+    crash = describe(exc)
+    label = "internal error" if crash.internal else "error"
+    if debug_enabled():
+        with contextlib.suppress(OSError, ValueError):
+            traceback.print_exception(exc, file=sys.stderr)
+        _say(f"ragrail: {label}: {crash.message}")
+        return crash.code
+    if not crash.internal:
+        _say(f"ragrail: error: {crash.message}")
+        return crash.code
+    path = write_report(exc, argv)
+    where = (
+        f"full report: {path}"
+        if path is not None
+        else "no report could be written; RAGRAIL_DEBUG=1 prints the traceback"
+    )
+    _say(f"ragrail: internal error: {crash.message} ({where})")
+    return crash.code
+
+
+def _dispatch(argv: list[str] | None) -> int:
+    """Run one command and return its exit code, whatever it raised."""
+    from ragrail.errors import EXIT_INTERRUPTED
+
     try:
         code = cli.main(args=argv, prog_name="ragrail", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
-        code = EXIT_OK
+        return EXIT_OK
     except click.UsageError as exc:
         hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
-        click.echo(f"ragrail: error: {exc.format_message()}{hint}", err=True)
-        code = EXIT_USAGE
-    except click.exceptions.Abort:
-        click.echo("ragrail: interrupted", err=True)
-        code = 130
+        _say(f"ragrail: error: {exc.format_message()}{hint}")
+        return EXIT_USAGE
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, EOFError):  # click wraps EOFError too; not a Ctrl-C
+            return _crashed(exc.__cause__, argv)
+        _say("ragrail: interrupted")
+        return EXIT_INTERRUPTED
     except click.exceptions.Exit as exc:
-        code = exc.exit_code
+        return EXIT_OK if exc.exit_code == EXIT_OK else EXIT_USAGE
+    except click.ClickException as exc:  # e.g. click.FileError: exit 2, not click's 1
+        _say(f"ragrail: error: {exc.format_message()}")
+        return EXIT_USAGE
     except RagrailError as exc:
-        click.echo(f"ragrail: error: {exc}", err=True)
-        code = exc.exit_code
-    sys.exit(code if isinstance(code, int) else EXIT_OK)
+        _say(f"ragrail: error: {exc}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _say("ragrail: interrupted")
+        return EXIT_INTERRUPTED
+    except SystemExit as exc:
+        # click answers a broken pipe on stdout (`ragrail run | head`) with sys.exit(1),
+        # after wrapping stdout so the final flush stays quiet: not a regression either.
+        if type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+            _say("ragrail: error: the output was closed before ragrail finished (broken pipe)")
+            return EXIT_SYSTEM
+        return _crashed(exc, argv)
+    except BaseException as exc:  # a bug, the disk, or a stray sys.exit(): never a verdict
+        return _crashed(exc, argv)
+    # Exit 1 comes only from here: a command's own verdict (a regression, lint findings).
+    return code if isinstance(code, int) else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI, turning every user mistake into one line and an exit code.
+
+    The codes are a contract (see ``ragrail.errors``): 0 no regression, 1 a
+    regression, 2 usage or input error, 3 a failure of the system under test,
+    a model, the disk or ragrail itself, 130 Ctrl-C.
+    """
+    import warnings
+
+    from ragrail.errors import EXIT_INTERRUPTED
+
+    warnings.showwarning = _warn  # one plain line, not Python's file:line: UserWarning form
+    try:
+        code = _dispatch(argv)
+    except KeyboardInterrupt:  # a second Ctrl-C while the first was being reported
+        code = EXIT_INTERRUPTED
+    sys.exit(code)

@@ -2,7 +2,9 @@
 
 A regression (a ``WORSE`` line) is decided per question, never by totals:
 its retrieval recall dropped, or its answer passed in the baseline and fails
-now. ``fixed`` is the reverse. Totals are reported beside, for reading only.
+now. ``fixed`` is the reverse. A question that passed in the baseline and now
+errors is an ``ERROR`` line: an error is never a silent gap, and the run it
+belongs to has no clean verdict. Totals are reported beside, for reading only.
 Answers are compared only when both runs used the same answerer and model,
 since a stand-in's answers say nothing about a real model's and vice versa.
 """
@@ -15,14 +17,14 @@ from typing import Literal
 from ragrail.results import CaseResult, RunResult
 from ragrail.stats import McNemar, mcnemar_exact
 
-Kind = Literal["fixed", "WORSE"]
+Kind = Literal["fixed", "WORSE", "ERROR"]
 
 
 @dataclass(frozen=True)
 class Change:
     case_id: str
     kind: Kind
-    aspect: Literal["retrieval", "answer"]
+    aspect: Literal["retrieval", "answer", "error"]
     detail: str
 
     def line(self) -> str:
@@ -39,7 +41,8 @@ class Diff:
     changes: list[Change] = field(default_factory=list)
     new_cases: list[str] = field(default_factory=list)
     removed_cases: list[str] = field(default_factory=list)
-    errored_cases: list[str] = field(default_factory=list)
+    errored_cases: list[str] = field(default_factory=list)  # every question that errored now
+    judge_errored_cases: list[str] = field(default_factory=list)
     answer_flips: McNemar | None = None  # paired test on per-question pass/fail flips
 
     @property
@@ -51,8 +54,65 @@ class Diff:
         return [c for c in self.changes if c.kind == "fixed"]
 
     @property
+    def errors(self) -> list[Change]:
+        """ERROR lines: questions that passed in the baseline and error now."""
+        return [c for c in self.changes if c.kind == "ERROR"]
+
+    @property
     def regressed(self) -> bool:
+        """The regression decision (exit 1): some question got worse. Errors are apart."""
         return bool(self.worse)
+
+    @property
+    def has_errors(self) -> bool:
+        """Some question, or the judge on some question, failed: no clean verdict (exit 3)."""
+        return bool(self.errored_cases or self.judge_errored_cases)
+
+    def summary(self) -> str:
+        """One phrase for titles and verdict lines: errors first, then regressions;
+        ``no regressions`` only for a run with neither."""
+        n_worse = len({c.case_id for c in self.worse})
+        parts = error_phrases(
+            len(self.errored_cases), len(self.errors), len(self.judge_errored_cases)
+        )
+        if n_worse:
+            parts.append(f"{_n(n_worse, 'question')} got worse")
+        return "; ".join(parts) or "no regressions"
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def error_phrases(n_errored: int, n_baseline_passing: int = 0, n_judge: int = 0) -> list[str]:
+    """``["1 question passed in the baseline and now errors", "2 other questions
+    failed to run", "the judge failed on 1 question"]``, leaving out zero counts."""
+    parts = []
+    if n_baseline_passing:
+        verb = "errors" if n_baseline_passing == 1 else "error"
+        parts.append(f"{_n(n_baseline_passing, 'question')} passed in the baseline and now {verb}")
+    others = n_errored - n_baseline_passing
+    if others:
+        parts.append(f"{_n(others, 'other question' if parts else 'question')} failed to run")
+    if n_judge:
+        parts.append(f"the judge failed on {_n(n_judge, 'question')}")
+    return parts
+
+
+def run_summary(run: RunResult) -> str:
+    """The same phrase for a run without a baseline: its errors, or nothing."""
+    errored = sum(1 for c in run.cases if c.errored)
+    judged = sum(1 for c in run.cases if judge_failed(c))
+    return "; ".join(error_phrases(errored, 0, judged))
+
+
+def judge_failed(case: CaseResult) -> bool:
+    return case.judge is not None and bool(case.judge.errors)
+
+
+def first_error(case: CaseResult) -> str:
+    """The reason of the first failed call of a question ("" when none failed)."""
+    return next((s.error for s in case.trace.all_samples() if s.error), "")
 
 
 def pct(value: float | None) -> str:
@@ -75,6 +135,8 @@ def _retrieval_change(old: CaseResult, new: CaseResult) -> Change | None:
         return None
     if new.retrieval_recall == old.retrieval_recall:
         return None
+    if not new.trace.retrieved and new.errored:
+        return None  # the call failed before retrieval: its recall is unknown, not 0
     kind: Kind = "WORSE" if new.retrieval_recall < old.retrieval_recall else "fixed"
     detail = f"retrieval {pct(old.retrieval_recall)} -> {pct(new.retrieval_recall)}"
     return Change(new.id, kind, "retrieval", detail)
@@ -126,6 +188,27 @@ def _answer_change(old: CaseResult, new: CaseResult) -> Change | None:
     return None
 
 
+def _error_change(old: CaseResult, new: CaseResult, answers_compared: bool) -> Change | None:
+    """ERROR when a question that passed in the baseline (retrieval hit, or its answer
+    when answers are compared) errors now."""
+    if not new.errored or old.errored:
+        return None
+    passed = old.retrieval_hit is True or (answers_compared and old.answer_pass is True)
+    if not passed:
+        return None
+    return Change(
+        new.id, "ERROR", "error", f"passed in the baseline, now errors: {first_error(new)}"
+    )
+
+
+def _by_id(run: RunResult) -> dict[str, CaseResult]:
+    """Cases by id, the first of any duplicate winning (as ``RunResult.case`` does)."""
+    out: dict[str, CaseResult] = {}
+    for c in run.cases:
+        out.setdefault(c.id, c)
+    return out
+
+
 def compare(run: RunResult, baseline: RunResult) -> Diff:
     same_answerer = (run.config.answerer, run.config.model) == (
         baseline.config.answerer,
@@ -144,38 +227,43 @@ def compare(run: RunResult, baseline: RunResult) -> Diff:
         answers_note=note,
         config_changes=config_changes(baseline, run),
     )
-    base_ids = {c.id for c in baseline.cases}
+    base = _by_id(baseline)
     run_ids = {c.id for c in run.cases}
-    diff.new_cases = [c.id for c in run.cases if c.id not in base_ids]
+    diff.new_cases = [c.id for c in run.cases if c.id not in base]
     diff.removed_cases = [c.id for c in baseline.cases if c.id not in run_ids]
-    fixed: list[Change] = []
-    worse: list[Change] = []
+    diff.errored_cases = [c.id for c in run.cases if c.errored]
+    errored = set(diff.errored_cases)
+    diff.judge_errored_cases = [c.id for c in run.cases if judge_failed(c)]
+    lines: dict[Kind, list[Change]] = {"fixed": [], "WORSE": [], "ERROR": []}
     for new in run.cases:
-        old = baseline.case(new.id)
+        old = base.get(new.id)
         if old is None:
             continue
-        if new.errored:
-            diff.errored_cases.append(new.id)
         changes = [_retrieval_change(old, new)]
+        if new.id in errored:
+            changes.append(_error_change(old, new, same_answerer))
         if same_answerer:
             changes.append(_answer_change(old, new))
         for change in changes:
             if change is not None:
-                (fixed if change.kind == "fixed" else worse).append(change)
+                lines[change.kind].append(change)
     if same_answerer:
-        diff.answer_flips = answer_flip_test(run, baseline)
-    # fixed lines first, then WORSE, each in golden-set order: the lines a
-    # reviewer must act on end up last, next to the exit status.
-    diff.changes = fixed + worse
+        diff.answer_flips = answer_flip_test(run, baseline, base)
+    # fixed lines first, then WORSE, then ERROR, each in golden-set order: the
+    # lines a reviewer must act on end up last, next to the exit status.
+    diff.changes = lines["fixed"] + lines["WORSE"] + lines["ERROR"]
     return diff
 
 
-def answer_flip_test(run: RunResult, baseline: RunResult) -> McNemar:
+def answer_flip_test(
+    run: RunResult, baseline: RunResult, base: dict[str, CaseResult] | None = None
+) -> McNemar:
     """McNemar's exact test on the questions answered in both runs whose verdict flipped
-    (a question passes when all its answers pass)."""
+    (a question passes when all its answers pass). ``base``: the baseline's cases by id."""
+    base = _by_id(baseline) if base is None else base
     worse = better = 0
     for new in run.cases:
-        old = baseline.case(new.id)
+        old = base.get(new.id)
         if old is None or not old.answer_runs or not new.answer_runs:
             continue
         if old.answer_pass and not new.answer_pass:

@@ -11,13 +11,21 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ragrail.errors import InputError
 from ragrail.fileio import read_text
 from ragrail.judge import JudgeConfig
 from ragrail.pipeline import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
-from ragrail.scoring.checks import CheckSpec
+from ragrail.scoring.checks import CheckSpec, error_field, resolve_functions
+from ragrail.systems import DEFAULT_TIMEOUT
 
 CONFIG_NAME = "ragrail.toml"
 EXAMPLES_DIR = Path(__file__).parent / "examples"
@@ -72,9 +80,41 @@ class SystemConfig(BaseModel):
     context_source_field: str = "source"
     context_text_field: str = "text"
     context_score_field: str = "score"
-    timeout: float = Field(default=30.0, gt=0)
+    # Seconds per question: a request (http), or one call of the function (python),
+    # after which the question is an ERROR and the run moves on.
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
     max_retries: int = Field(default=3, ge=0)
-    concurrency: int = Field(default=8, ge=1)
+    concurrency: int = Field(default=8, ge=1)  # http, async python; sync python runs one at a time
+
+    @model_validator(mode="after")
+    def _kind_has_its_settings(self) -> SystemConfig:
+        """Each kind's required setting, checked as the file loads (before any state is
+        touched), not when the system is first built."""
+        needs = {
+            "outputs": ("path", 'path = "FILE.jsonl"'),
+            "python": ("target", 'target = "package.module:function"'),
+            "http": ("url", 'url = "http://..."'),
+        }.get(self.kind)
+        if needs is not None and not getattr(self, needs[0]):
+            raise ValueError(f'[system] kind = "{self.kind}" needs {needs[1]}')
+        if self.kind == "python" and self.target:
+            module, _, func = self.target.partition(":")
+            if not module or not func:
+                raise ValueError(
+                    f"system.target {self.target!r} must look like package.module:function"
+                )
+        return self
+
+    @field_validator("url")
+    @classmethod
+    def _url_is_http(cls, url: str | None) -> str | None:
+        """An unusable URL is a configuration error now, not a network failure per question."""
+        from ragrail.systems import url_problem
+
+        problem = url_problem(url) if url is not None else None
+        if problem is not None:
+            raise ValueError(problem)
+        return url
 
 
 class ScoringConfig(BaseModel):
@@ -142,20 +182,47 @@ class Project(BaseModel):
         return self.root / ".ragrail"
 
 
+def non_finite(data: Any, prefix: str = "") -> tuple[str, float] | None:
+    """The first dotted key holding nan or inf (TOML allows both), or None."""
+    import math
+
+    if isinstance(data, float) and not math.isfinite(data):
+        return prefix, data
+    items: Any = ()
+    if isinstance(data, dict):
+        items = data.items()
+    elif isinstance(data, list):
+        items = enumerate(data)
+    for key, value in items:
+        found = non_finite(value, f"{prefix}.{key}" if prefix else str(key))
+        if found is not None:
+            return found
+    return None
+
+
 def load_config(path: Path) -> Project:
     text = read_text(path, "config file")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"invalid TOML: {exc}", str(path)) from None
+    found = non_finite(data)
+    if found is not None:
+        raise InputError(f"key {found[0]!r}: {found[1]} is not a finite number", str(path))
     try:
         config = ProjectConfig.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"])
+        key = error_field(err["loc"])
         if err["type"] == "extra_forbidden":
             raise InputError(f"unknown key {key!r}", str(path)) from None
-        raise InputError(f"key {key!r}: {err['msg']}", str(path)) from None
+        msg = err["msg"].removeprefix("Value error, ")
+        raise InputError(f"key {key!r}: {msg}", str(path)) from None
+    # [[checks]] functions import now, from the project folder: a typo is exit 2 before any work
+    try:
+        resolve_functions(config.checks, path.parent)
+    except InputError as exc:
+        raise InputError(f"[[checks]]: {exc.message}", str(path)) from None
     return Project(root=path.parent, config=config, config_path=path)
 
 

@@ -1,14 +1,29 @@
 """Exceptions that map onto ragrail's exit codes.
 
 The CLI turns each of these into one line on stderr; nothing here prints.
+
+The exit codes are a contract CI relies on:
+
+- 0: the run finished and nothing regressed.
+- 1: a regression (``lint``: problems found). Only a command's own verdict
+  returns it; ``main()`` turns a raised ``SystemExit(1)``, or any other exit
+  that escapes a command, into 3, so no crash or stray ``sys.exit`` can pass
+  for a regression (or, with 0, for a green run).
+- 2: a usage or input problem (``InputError``, click's usage errors): one
+  line naming the file, line and field.
+- 3: the system under test, a model call, the disk or the machine failed, or
+  an unexpected exception (``SystemFailure``; anything else, via
+  ``ragrail.crash``).
+- 130: interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 EXIT_OK = 0
-EXIT_REGRESSION = 1
+EXIT_REGRESSION = 1  # only ever returned by a command's verdict: see the module docstring
 EXIT_USAGE = 2
 EXIT_SYSTEM = 3
+EXIT_INTERRUPTED = 130
 
 
 class RagrailError(Exception):

@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+import errno
+import glob
 import json
 import os
+import re
+import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ragrail.errors import InputError
+from ragrail.errors import InputError, RagrailError, SystemFailure
 
 
 def read_text(path: Path, what: str) -> str:
-    """Read a UTF-8 text file, or raise an InputError that names it."""
+    """Read a UTF-8 text file, or raise an InputError that names it.
+
+    Only regular files are opened: opening a FIFO would block until a writer comes,
+    and a device may never end.
+    """
+    kind = special_kind(path)
+    if kind is not None:
+        raise InputError(f"{what} is {kind}, expected a regular file", str(path))
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -25,12 +37,112 @@ def read_text(path: Path, what: str) -> str:
         raise InputError(f"cannot read {what}: {exc.strerror}", str(path)) from None
 
 
-def parse_json(text: str, path: Path | str) -> Any:
-    """Parse JSON, reporting a syntax error as ``file:line:column``."""
+BOM = "\ufeff"
+
+
+class _NonFinite(ValueError):
+    """A NaN or Infinity literal: Python's json accepts them, JSON does not."""
+
+
+def _reject_constant(literal: str) -> Any:
+    raise _NonFinite(literal)
+
+
+def special_kind(path: Path) -> str | None:
+    """What a path is when it exists and is neither a regular file nor a folder, else None."""
+    import stat
+
     try:
-        return json.loads(text)
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return None
+
+
+def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
+    """Parse strict JSON, reporting a problem as ``file:line:column``.
+
+    A leading UTF-8 byte-order mark is skipped (Windows editors write one).
+    ``NaN``, ``Infinity`` and ``-Infinity`` are refused, naming the field they
+    stand in: they are not JSON, and a score that is not a number would poison
+    every total computed from it. Nesting deeper than Python's recursion limit
+    is refused instead of crashing. ``line`` is the file line ``text`` starts
+    on when it is one line of a JSONL file.
+    """
+    text = text.removeprefix(BOM)
+    first_line = line or 1
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", f"{path}:{exc.lineno}:{exc.colno}") from None
+        where = f"{path}:{first_line + exc.lineno - 1}:{exc.colno}"
+        raise InputError(f"invalid JSON: {exc.msg}", where) from None
+    except _NonFinite as exc:
+        offset = _non_finite_offset(text)
+        column = offset - text.rfind("\n", 0, offset)
+        field = json_path_at(text, offset)
+        raise InputError(
+            f"field {field!r}: {exc} is not valid JSON (numbers must be finite)",
+            f"{path}:{first_line + line_of(text, offset) - 1}:{column}",
+        ) from None
+    except RecursionError:
+        raise InputError(
+            "invalid JSON: nested too deeply (arrays or objects inside each other "
+            "hundreds of levels down)",
+            f"{path}:{line}" if line is not None else str(path),
+        ) from None
+
+
+# A JSON string, a structural character, or a NaN/Infinity literal outside strings.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|(-?Infinity|NaN)')
+
+
+def _non_finite_offset(text: str) -> int:
+    """Offset of the first NaN/Infinity literal that is not inside a string."""
+    for m in _JSON_TOKEN.finditer(text):
+        if m.group(1):
+            return m.start()
+    return 0  # pragma: no cover - only called after json found one
+
+
+def json_path_at(text: str, offset: int) -> str:
+    """The dotted path (``cases.3.trace.latency_ms``) of the value at ``offset``
+    in a JSON document, for naming the field in an error.
+
+    The text before ``offset`` is tokenised, keeping a stack of the objects
+    (with their current key) and arrays (with their current index) it is in.
+    """
+    stack: list[list[Any]] = []  # ["obj", key, expecting_key] | ["arr", index]
+    for m in _JSON_TOKEN.finditer(text, 0, offset):
+        token = m.group(0)
+        top = stack[-1] if stack else None
+        if token == "{":
+            stack.append(["obj", None, True])
+        elif token == "[":
+            stack.append(["arr", 0])
+        elif token in "}]" and len(token) == 1:
+            if stack:
+                stack.pop()
+        elif token == ",":
+            if top is not None and top[0] == "arr":
+                top[1] += 1
+            elif top is not None:
+                top[2] = True
+        elif token == ":":
+            if top is not None and top[0] == "obj":
+                top[2] = False
+        elif token.startswith('"') and top is not None and top[0] == "obj" and top[2]:
+            try:
+                top[1] = json.loads(token)
+            except json.JSONDecodeError:
+                top[1] = token[1:-1]
+    parts = [str(frame[1]) for frame in stack if frame[1] is not None]
+    return ".".join(parts) or "(top level)"
 
 
 def load_json(path: Path, what: str) -> Any:
@@ -50,7 +162,8 @@ def json_array_items(text: str, path: Path | str) -> list[tuple[Any, int]] | Non
     (the caller then handles other shapes); syntax errors raise InputError.
     """
     parse_json(text, path)  # a full parse first, so syntax errors get exact positions
-    decoder = json.JSONDecoder()
+    text = text.removeprefix(BOM)
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
     i = _skip_ws(text, 0)
     if i >= len(text) or text[i] != "[":
         return None
@@ -73,38 +186,194 @@ def _skip_ws(text: str, i: int) -> int:
     return i
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+# Errors that say "you cannot write there": the user named the path, so they can name another
+# (exit 2). Anything else (a full disk, an I/O error) is the machine failing (exit 3).
+_PATH_ERRNOS = frozenset(
+    {
+        errno.EACCES,
+        errno.EPERM,
+        errno.EROFS,
+        errno.EISDIR,
+        errno.ENOTDIR,
+        errno.ELOOP,
+        errno.ENAMETOOLONG,
+        errno.ENXIO,
+    }
+)
+STALE_TEMP_SECONDS = 3600.0
+
+
+def _not_a_file(mode: int) -> str | None:
+    """What a file of this mode is, when it is not a regular file a write may replace."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if not stat.S_ISREG(mode):
+        return "not a regular file"
+    return None
+
+
+def output_target(path: Path, what: str = "output") -> Path:
+    """The regular file a write to ``path`` lands in: symlinks followed to their final target.
+
+    Raises InputError (exit 2) when the path is, or leads to, a folder, a FIFO,
+    a socket, a device, a symlink loop, or lies under something that is not a
+    folder. Nothing is opened, so a FIFO's reader is never woken.
+    """
+    target = Path(os.path.realpath(path))
+    plain = Path(os.path.realpath(path.parent)) / path.name
+    link = f" (a link to {target})" if target != plain else ""
+    try:
+        st = os.stat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        st = None  # a missing file is created; a missing or non-folder parent is checked below
+    except OSError as exc:
+        raise InputError(f"cannot write the {what}{link}: {exc.strerror}", str(path)) from None
+    if st is not None:
+        kind = _not_a_file(st.st_mode)
+        if kind:
+            raise InputError(f"the {what} path{link} is {kind}; give the path of a file", str(path))
+    folder = _existing_ancestor(target.parent)
+    if not folder.is_dir():
+        raise InputError(f"cannot write the {what}: {folder} is not a folder", str(path))
+    return target
+
+
+def _existing_ancestor(folder: Path) -> Path:
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+def check_writable_output(path: Path, what: str = "output") -> Path:
+    """Refuse, before any work, an output path that cannot be written (exit 2).
+
+    Checks what :func:`output_target` checks, plus that the folder the file
+    goes into (or the nearest one that exists) can be written. Returns the
+    final target.
+    """
+    target = output_target(path, what)
+    folder = _existing_ancestor(target.parent)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        reason = "read-only file system" if _read_only_fs(folder) else "permission denied"
+        raise InputError(f"cannot write the {what}: folder {folder}: {reason}", str(path))
+    return target
+
+
+def _read_only_fs(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
+
+
+def _write_error(exc: OSError, path: Path, what: str, existed: bool) -> RagrailError:
+    reason = exc.strerror or str(exc)
+    if exc.errno in _PATH_ERRNOS:
+        return InputError(f"cannot write the {what}: {reason}", str(path))
+    kept = "; the old file is unchanged" if existed else ""
+    return SystemFailure(f"{path}: cannot write the {what}: {reason}{kept}")
+
+
+def remove_stale_temps(folder: Path, name: str, older_than: float = STALE_TEMP_SECONDS) -> int:
+    """Delete temp files an earlier, killed write of ``name`` left in ``folder``.
+
+    Only ``.<name>.*.tmp`` regular files older than ``older_than`` seconds go:
+    a younger one may belong to a write in progress in another process.
+    """
+    import time
+
+    cutoff = time.time() - older_than
+    removed = 0
+    for tmp in folder.glob(f".{glob.escape(name)}.*.tmp"):
+        try:
+            st = tmp.lstat()
+            if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                tmp.unlink()
+                removed += 1
+        except OSError:
+            pass  # gone already, or not ours to delete: not worth failing a write over
+    return removed
+
+
+def atomic_write_text(
+    path: Path, text: str, what: str = "output", validate: Callable[[Path], None] | None = None
+) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the new one, never half.
 
-    The data goes to a temporary file in the same folder (same filesystem), is
-    flushed to disk, then renamed over the target.
+    A symlink is followed to its final target, which is replaced: the link
+    stays a link. The data goes to a temporary file beside the target (same
+    filesystem), is flushed to disk, then renamed over it. Folders, FIFOs,
+    sockets and devices are refused (InputError) before anything is written.
+    On failure the temporary file is removed and the old file is untouched:
+    a path that cannot be written is an InputError (exit 2), a full disk or
+    I/O error a SystemFailure (exit 3). ``validate``, when given, reads the
+    written temporary file back and raises to keep the old file (a baseline is
+    only replaced by one that loads).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    target = output_target(path, what)
+    existed = target.exists()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(target.parent, target.name)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise _write_error(exc, path, what, existed) from None
     try:
         # mkstemp makes the file private (0600); give it the mode a plain write would
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~umask)
+        os.chmod(tmp, target.stat().st_mode & 0o777 if existed else 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
+        if validate is not None:
+            validate(Path(tmp))
+        os.replace(tmp, target)
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _write_error(exc, path, what, existed) from None
         raise
+    _sync_folder(target.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable; best effort (not every system can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def set_aside(path: Path, what: str, reason: object) -> Path:
     """Move an unreadable state file out of the way, with a warning, so a fresh one can start.
 
-    Caches and histories are rebuilt on demand: losing one must never crash a run.
+    Caches and histories are rebuilt on demand: losing one must never crash a
+    run. The aside's name is unique (time, process id and a random part), so
+    two files set aside in the same second never overwrite each other.
     """
+    import secrets
     import time
     import warnings
 
-    aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    while True:
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{os.getpid()}-{secrets.token_hex(3)}")
+        if not aside.exists():
+            break
     path.replace(aside)
     warnings.warn(
         f"the {what} {path} could not be read ({reason}); moved it to {aside.name} and started a new one",

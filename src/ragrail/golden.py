@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragrail.errors import InputError
-from ragrail.fileio import json_array_items, parse_json, read_text
+from ragrail.fileio import BOM, json_array_items, parse_json, read_text
 from ragrail.scoring.checks import CheckSpec
 
 
@@ -68,14 +68,25 @@ GOLDEN_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml", ".csv")
 LIST_SEPARATOR = "|"  # between sources, facts or tags in one CSV cell
 
 
-def load_golden(path: Path) -> GoldenSet:
+CSV_COLUMNS = ("id", "question", "sources", "facts", "tags")
+CSV_MAX_CELL = 10 * 1024 * 1024  # characters in one CSV cell (Python's csv stops at 128 KiB)
+
+
+def load_golden(path: Path, root: Path | None = None) -> GoldenSet:
     """Load a golden set from JSON (an array, or ``{"cases": [...]}``), JSONL, YAML
     (a list, or ``cases:``) or CSV (columns id, question, sources, facts, tags; several
-    values in one cell separated by ``|``).
+    values in one cell separated by ``|``). A UTF-8 byte-order mark is allowed.
 
-    Every problem is an InputError naming the file, line and field.
+    Every problem is an InputError naming the file, line and field. The ``python``
+    checks' functions are imported from ``root`` (the project folder; by default
+    the golden set's own folder), so a missing one fails here.
     """
-    text = read_text(path, "golden set")
+    return parse_golden(read_text(path, "golden set"), path, root)
+
+
+def parse_golden(text: str, path: Path, root: Path | None = None) -> GoldenSet:
+    """A golden set from its text; ``path`` names the file and its format."""
+    text = text.removeprefix(BOM)
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         raw = _jsonl_items(text, path)
@@ -83,7 +94,7 @@ def load_golden(path: Path) -> GoldenSet:
         raw = _yaml_items(text, path)
     elif suffix == ".csv":
         raw = _csv_items(text, path)
-    else:
+    elif suffix == ".json":
         raw = json_array_items(text, path)
         if raw is None:
             data = parse_json(text, path)
@@ -91,20 +102,61 @@ def load_golden(path: Path) -> GoldenSet:
                 raw = [(item, 0) for item in data["cases"]]
             else:
                 raise InputError('expected a JSON array of cases (or {"cases": [...]})', str(path))
-    return _build(path, raw)
+    else:
+        raise InputError(
+            f"unknown golden-set format {path.suffix or '(no extension)'!r}; "
+            f"use one of {', '.join(GOLDEN_SUFFIXES)}",
+            str(path),
+        )
+    return _build(path, raw, path.parent if root is None else root)
+
+
+def _yaml_loader() -> type:
+    """PyYAML's SafeLoader, except that a key given twice in one mapping is an error:
+    YAML says keys are unique, and PyYAML would silently keep the last one."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, Any] = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue  # "<<: *base" merges, and may be overridden
+                    key = self.construct_object(key_node, deep=True)
+                    try:
+                        first = seen.get(key)
+                    except TypeError:
+                        continue  # an unhashable key: the base constructor reports it
+                    if first is not None:
+                        raise yaml.constructor.ConstructorError(
+                            "while constructing a mapping",
+                            node.start_mark,
+                            f"duplicate key {key!r} (first at line {first.line + 1})",
+                            key_node.start_mark,
+                        )
+                    seen[key] = key_node.start_mark
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
 
 
 def _yaml_items(text: str, path: Path) -> list[tuple[Any, int]]:
     import yaml
 
+    loader = _yaml_loader()(text)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc)
         raise InputError(f"invalid YAML: {problem}", where) from None
+    except RecursionError:
+        raise InputError("invalid YAML: nested too deeply", str(path)) from None
+    finally:
+        loader.dispose()
     if isinstance(data, dict) and "cases" in data and isinstance(root, yaml.MappingNode):
         data = data["cases"]
         root = next(v for k, v in root.value if k.value == "cases")
@@ -113,43 +165,95 @@ def _yaml_items(text: str, path: Path) -> list[tuple[Any, int]]:
     return [(item, node.start_mark.line + 1) for item, node in zip(data, root.value, strict=True)]
 
 
-def _csv_items(text: str, path: Path) -> list[tuple[Any, int]]:
+def _csv_reader(text: str) -> Any:
+    """A strict reader: an unterminated quote or stray text after a closing quote is an
+    error, not a silently different row; cells may be up to CSV_MAX_CELL characters."""
     import csv
     import io
 
-    reader = csv.DictReader(io.StringIO(text))
-    known = {"id", "question", "sources", "facts", "tags"}
-    unknown = [f for f in reader.fieldnames or [] if f not in known]
+    if csv.field_size_limit() < CSV_MAX_CELL:
+        csv.field_size_limit(CSV_MAX_CELL)
+    return csv.reader(io.StringIO(text, newline=""), strict=True)
+
+
+def _csv_header(reader: Any, path: Path) -> list[str]:
+    import csv
+
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise InputError(f"invalid CSV header: {exc}", f"{path}:1") from None
+    if not header:
+        raise InputError("the golden set has no cases (no CSV header)", str(path))
+    names = [h.strip() for h in header]
+    unknown = [f for f in names if f not in CSV_COLUMNS]
     if unknown:
         raise InputError(
-            f"unknown CSV column {unknown[0]!r}; expected id, question, sources, facts, tags",
-            f"{path}:1",
+            f"unknown CSV column {unknown[0]!r}; expected {', '.join(CSV_COLUMNS)}", f"{path}:1"
         )
+    repeated = sorted({f for f in names if names.count(f) > 1})
+    if repeated:
+        raise InputError(f"CSV column {repeated[0]!r} appears twice", f"{path}:1")
+    missing = [f for f in ("id", "question") if f not in names]
+    if missing:
+        raise InputError(f"the CSV header has no {missing[0]!r} column", f"{path}:1")
+    return names
+
+
+def _csv_items(text: str, path: Path) -> list[tuple[Any, int]]:
+    """Rows as cases. A row may leave trailing cells out (they are empty), but a row
+    with more cells than the header is an error: a stray comma would otherwise move
+    a fact into a column nobody reads."""
+    import csv
+
+    reader = _csv_reader(text)
+    names = _csv_header(reader, path)
     items = []
-    for row in reader:
-        item: dict[str, Any] = {"id": row.get("id") or "", "question": row.get("question") or ""}
-        for key in ("sources", "facts", "tags"):
-            cell = (row.get(key) or "").strip()
-            item[key] = [v.strip() for v in cell.split(LIST_SEPARATOR) if v.strip()] if cell else []
-        items.append((item, reader.line_num))
-    return items
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:
+            if "field larger than field limit" in str(exc):
+                exc = f"a cell is longer than {CSV_MAX_CELL:,} characters"  # type: ignore[assignment]
+            raise InputError(f"invalid CSV: {exc}", f"{path}:{start}") from None
+        if row is None:
+            return items
+        if row:
+            if len(row) > len(names):
+                raise InputError(
+                    f"CSV row has {len(row)} fields but the header has {len(names)} "
+                    f"({', '.join(names)}); quote a cell that contains a comma",
+                    f"{path}:{start}",
+                )
+            cells = dict(zip(names, row, strict=False))
+            item: dict[str, Any] = {
+                "id": cells.get("id", ""),
+                "question": cells.get("question", ""),
+            }
+            for key in ("sources", "facts", "tags"):
+                cell = cells.get(key, "").strip()
+                item[key] = [v.strip() for v in cell.split(LIST_SEPARATOR) if v.strip()]
+            items.append((item, start))
+        start = reader.line_num + 1
 
 
 def _jsonl_items(text: str, path: Path) -> list[tuple[Any, int]]:
+    # split on "\n" only: str.splitlines() also breaks at U+2028 and other characters
+    # that may stand unescaped inside a JSON string
     items = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            items.append((json.loads(line), lineno))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", f"{path}:{lineno}:{exc.colno}") from None
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            items.append((parse_json(line, path, line=lineno), lineno))
     return items
 
 
-def _build(path: Path, raw: Iterable[tuple[Any, int]]) -> GoldenSet:
+def _build(path: Path, raw: Iterable[tuple[Any, int]], root: Path) -> GoldenSet:
+    from ragrail.scoring.checks import resolve_functions
+
     cases: list[Case] = []
     lines: dict[str, int] = {}
+    imported: set[str] = set()  # check functions already imported
     for index, (item, line) in enumerate(raw):
         where = f"{path}:{line}" if line else f"{path}: case #{index + 1}"
         if not isinstance(item, dict):
@@ -162,6 +266,10 @@ def _build(path: Path, raw: Iterable[tuple[Any, int]]) -> GoldenSet:
         if case.id in lines:
             first = lines[case.id]
             raise InputError(f"duplicate case id {case.id!r} (first at line {first})", where)
+        try:
+            resolve_functions(case.checks, root, imported)
+        except InputError as exc:
+            raise InputError(f"{label}: {exc.message}", where) from None
         cases.append(case)
         lines[case.id] = line
     if not cases:
@@ -170,15 +278,16 @@ def _build(path: Path, raw: Iterable[tuple[Any, int]]) -> GoldenSet:
 
 
 def _first_error(exc: ValidationError) -> str:
+    from ragrail.scoring.checks import error_field, error_message
+
     err = exc.errors()[0]
-    field = ".".join(str(p) for p in err["loc"]) or "case"
+    field = error_field(err["loc"]) or "case"
     kind = err["type"]
     if kind == "missing":
         return f"missing field {field!r}"
     if kind == "extra_forbidden":
         return f"unknown field {field!r}"
-    msg = err["msg"].removeprefix("Value error, ")
-    return f"field {field!r}: {msg}"
+    return f"field {field!r}: {error_message(err)}"
 
 
 @dataclass(frozen=True)
@@ -261,11 +370,15 @@ def add_case(path: Path, case: Case) -> None:
     """Append a case to a golden-set file in its own format, refusing duplicates.
 
     The existing text is kept as it is (a JSON array gets the case inserted before
-    its closing bracket), and the file is replaced atomically.
+    its closing bracket). The new text is parsed again before it replaces the
+    file, atomically: if the case does not read back exactly as given, nothing is
+    written.
     """
     from ragrail.fileio import atomic_write_text
 
-    golden = load_golden(path)
+    read_text(path, "golden set")  # a clear error for a missing, special or non-UTF-8 file
+    text = path.read_bytes().decode("utf-8")  # as it is: read_text would turn CRLF into LF
+    golden = parse_golden(text, path)
     for other in golden.cases:
         if other.id == case.id:
             raise InputError(f"a case with id {case.id!r} already exists", golden.where(case.id))
@@ -273,44 +386,90 @@ def add_case(path: Path, case: Case) -> None:
             raise InputError(
                 f"case {other.id!r} already asks this question", golden.where(other.id)
             )
-    text = read_text(path, "golden set")
-    data = case.model_dump(exclude_defaults=True, exclude={"checks"} if not case.checks else set())
+    data = case.model_dump(
+        by_alias=True, exclude_defaults=True, exclude={"checks"} if not case.checks else set()
+    )
     data.setdefault("sources", [])
     data.setdefault("facts", [])
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        new = text.rstrip("\n") + "\n" + json.dumps(data, ensure_ascii=False) + "\n"
+        new = text.rstrip("\r\n") + _newline(text) + json.dumps(data, ensure_ascii=False) + "\n"
     elif suffix in (".yaml", ".yml"):
-        import yaml
-
-        item = yaml.safe_dump([data], allow_unicode=True, sort_keys=False, default_flow_style=None)
-        if text.lstrip().startswith("cases:"):
-            item = "".join("  " + line for line in item.splitlines(keepends=True))
-        new = text.rstrip("\n") + "\n" + item
+        new = _yaml_append(text, data)
     elif suffix == ".csv":
-        import csv
-        import io
-
-        buf = io.StringIO()
-        header = (
-            text.splitlines()[0].split(",")
-            if text.strip()
-            else ["id", "question", "sources", "facts", "tags"]
-        )
-        writer = csv.DictWriter(buf, fieldnames=[h.strip() for h in header], lineterminator="\n")
-        writer.writerow(
-            {
-                k: LIST_SEPARATOR.join(v) if isinstance(v, list) else v
-                for k, v in {**data, "tags": data.get("tags", [])}.items()
-                if k in writer.fieldnames
-            }
-        )
-        new = text.rstrip("\n") + "\n" + buf.getvalue()
+        new = _csv_append(text, path, case)
     else:
+        body = text.removeprefix(BOM)
         end = text.rstrip().rfind("]")
-        if end < 0 or not text.lstrip().startswith("["):
+        if end < 0 or not body.lstrip().startswith("["):
             raise InputError("ragrail add appends to a golden set that is a JSON array", str(path))
         head = text[:end].rstrip()
         sep = "," if not head.endswith("[") else ""
         new = f"{head}{sep}\n  {json.dumps(data, ensure_ascii=False)}\n]\n"
-    atomic_write_text(path, new)
+    try:
+        added: GoldenSet | None = parse_golden(new, path)
+    except InputError:
+        added = None
+    if added is None or added.cases[:-1] != golden.cases or added.cases[-1] != case:
+        raise InputError(
+            "cannot append to this file's layout without changing its cases; "
+            "add the case by hand (nothing was written)",
+            str(path),
+        )
+    atomic_write_text(path, new, "golden set")
+
+
+def _newline(text: str) -> str:
+    """The line ending the file already uses."""
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _yaml_append(text: str, data: dict[str, Any]) -> str:
+    """The YAML text with one more item, indented like the file's own list."""
+    import yaml
+
+    item = yaml.safe_dump([data], allow_unicode=True, sort_keys=False, default_flow_style=None)
+    root = yaml.compose(text.removeprefix(BOM), Loader=yaml.SafeLoader)
+    if isinstance(root, yaml.MappingNode):
+        cases = next((v for k, v in root.value if k.value == "cases"), None)
+        indent = "  "
+        if isinstance(cases, yaml.SequenceNode) and cases.value:
+            line = text.removeprefix(BOM).split("\n")[cases.value[0].start_mark.line]
+            indent = line[: len(line) - len(line.lstrip(" "))]
+        item = "".join(indent + ln for ln in item.splitlines(keepends=True))
+    nl = _newline(text)
+    return text.rstrip("\r\n") + nl + item.replace("\n", nl)
+
+
+def _csv_append(text: str, path: Path, case: Case) -> str:
+    """The CSV text with one more row, written by the csv module under the file's own
+    header (which may be quoted, reordered or lack optional columns)."""
+    import csv
+    import io
+
+    nl = _newline(text)
+    body = text.removeprefix(BOM)
+    names = _csv_header(_csv_reader(body), path) if body.strip() else list(CSV_COLUMNS)
+    values = {
+        "id": case.id,
+        "question": case.question,
+        "sources": LIST_SEPARATOR.join(case.sources),
+        "facts": LIST_SEPARATOR.join(case.facts),
+        "tags": LIST_SEPARATOR.join(case.tags),
+    }
+    lost = [k for k, v in values.items() if v and k not in names]
+    if lost:
+        raise InputError(
+            f"the CSV has no {lost[0]!r} column for this case's {lost[0]}; add the column "
+            "to its header first (nothing was written)",
+            f"{path}:1",
+        )
+    if case.checks:
+        raise InputError("a CSV golden set cannot hold checks; use JSON or YAML", str(path))
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator=nl)
+    if not body.strip():
+        writer.writerow(names)
+    writer.writerow([values[n] for n in names])
+    head = text.rstrip("\r\n")
+    return (head + nl if head.strip() else head) + buf.getvalue()

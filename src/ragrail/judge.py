@@ -3,8 +3,9 @@ against human labels, stability across repeats, and position-fair pairwise compa
 
 Every judge call goes through the shared call layer (concurrent, cached, costed,
 retried). Replies must be JSON of a fixed shape; a reply that does not parse is
-retried at once and, if it still fails, recorded as a judge error for that case:
-never a silent NaN, never a dropped row. Prompts are plain text files
+re-asked at once with the parse error in a follow-up message (and structured JSON
+output requested where the server supports it) and, if it still fails, recorded
+as a judge error for that case: never a silent NaN, never a dropped row. Prompts are plain text files
 (``judge_prompts/`` in the package) that a project can override with its own.
 """
 
@@ -245,6 +246,7 @@ class Judge:
             cache=self.cache,
             price=self.price,
             validate=validate,
+            json_replies=True,
         )
 
     def _run(self, prompts: list[tuple[str, int]], validate: Any) -> list[Any]:
@@ -618,8 +620,45 @@ def agreement_stats(
     return a
 
 
-def validate_judge(judge: Judge, run: RunResult, labels: Sequence[Label]) -> list[Agreement]:
-    """Run the judge on the labelled cases of ``run`` and measure its agreement with people."""
+@dataclass
+class Validation:
+    """A judge validation: agreement per criterion over the cases the judge gave a
+    verdict for, and the labelled cases it did not (they are not counted as "fail")."""
+
+    agreements: list[Agreement]
+    failed: list[tuple[str, str, str]] = field(default_factory=list)  # id, criterion, error
+    left_out: list[tuple[str, str, str]] = field(default_factory=list)  # id, criterion, why
+
+    def left_out_of(self, criterion: str) -> int:
+        return sum(1 for _, c, _ in [*self.failed, *self.left_out] if c == criterion)
+
+
+def _no_verdict(case: CaseResult | None, criterion: str) -> tuple[str, str] | None:
+    """Why a labelled case has no judge verdict on ``criterion``: ("failed", the judge's
+    error) when its calls failed, ("left out", why) when there was nothing to judge."""
+    j = case.judge if case is not None else None
+    if case is None or j is None:
+        if case is not None and case.errored:
+            return "left out", "the run has no answer for it (the answer's call failed)"
+        return "left out", "the run has no answer for it"
+    prefix = "faithfulness" if criterion == "faithfulness" else "rubric"
+    errors = [e for e in j.errors if e.startswith(prefix)]
+    if errors:
+        return "failed", "; ".join(errors)
+    if criterion == "faithfulness":
+        if j.faithfulness is None:
+            return "left out", "the judge found no claim to check in the answer"
+        return None
+    if not any(x.name == criterion for x in j.criteria):
+        return "left out", f"the judge gave no verdict on {criterion!r}"
+    return None
+
+
+def validate_judge(judge: Judge, run: RunResult, labels: Sequence[Label]) -> Validation:
+    """Run the judge on the labelled cases of ``run`` and measure its agreement with people.
+
+    A case the judge failed on (its call failed after the retries) or made no claim
+    for is left out of the agreement, never counted as a "fail" verdict, and listed."""
     by_id = {c.id: c for c in run.cases}
     crit_by_name = {c.name: c for c in judge.config.criteria}
     unknown_cases = sorted({lb.case_id for lb in labels if lb.case_id not in by_id})
@@ -647,20 +686,25 @@ def validate_judge(judge: Judge, run: RunResult, labels: Sequence[Label]) -> lis
         judge.judge_run(subset)
     finally:
         judge.config = original
-    judged = {c.id: c.judge for c in subset.cases}
-    results = []
+    judged = {c.id: c for c in subset.cases}
+    out = Validation(agreements=[])
     for criterion in sorted(criteria_needed):
         crit = crit_by_name.get(criterion)
         scale = crit.scale if crit else "pass_fail"
         items = []
         for lb in (x for x in labels if x.criterion == criterion):
-            j = judged.get(lb.case_id)
-            if j is None or j.errors:
-                raise InputError(
-                    f"the judge failed on case {lb.case_id!r}: {'; '.join(j.errors) if j else 'no answer'}"
+            case = judged.get(lb.case_id)
+            missing = _no_verdict(case, criterion)
+            if missing is not None:
+                kind, why = missing
+                (out.failed if kind == "failed" else out.left_out).append(
+                    (lb.case_id, criterion, why)
                 )
+                continue
+            assert case is not None and case.judge is not None
+            j = case.judge
             if criterion == "faithfulness":
-                verdict = 1.0 if (j.faithfulness is not None and j.faithfulness == 1.0) else 0.0
+                verdict = 1.0 if j.faithfulness == 1.0 else 0.0
                 reason = "; ".join(c.text for c in j.claims if not c.supported)
             else:
                 cr = next(x for x in j.criteria if x.name == criterion)
@@ -669,8 +713,8 @@ def validate_judge(judge: Judge, run: RunResult, labels: Sequence[Label]) -> lis
                 )
                 reason = cr.reason
             items.append((lb.case_id, lb.human, verdict, reason))
-        results.append(agreement_stats(criterion, scale, items))
-    return results
+        out.agreements.append(agreement_stats(criterion, scale, items))
+    return out
 
 
 # ------------------------------------------------------------------ pairwise
@@ -682,9 +726,11 @@ class PairwiseResult:
     losses: int = 0  # run A better, in both orders
     ties: int = 0  # both orders say tie
     swap_disagreements: int = 0  # the verdict changed when the answers swapped places
-    errors: int = 0
-    n: int = 0
+    errors: int = 0  # questions not judged: errored in either run, or the judge failed
+    n: int = 0  # questions in both runs
     per_case: list[tuple[str, str]] = field(default_factory=list)
+    errored: list[tuple[str, str]] = field(default_factory=list)  # case id, reason
+    unmatched: list[str] = field(default_factory=list)  # in one run only
 
     @property
     def swap_rate(self) -> float | None:
@@ -703,11 +749,21 @@ def pairwise(judge: Judge, run_a: RunResult, run_b: RunResult) -> PairwiseResult
     """Ask, per case, which answer is better in both orders; only verdicts that agree
     across the swap count, so a judge's preference for a position cannot decide."""
     b_by_id = {c.id: c for c in run_b.cases}
-    cases = [
-        (a, b_by_id[a.id])
-        for a in run_a.cases
-        if a.id in b_by_id and a.trace.answer and b_by_id[a.id].trace.answer
-    ]
+    a_ids = {c.id for c in run_a.cases}
+    out = PairwiseResult()
+    out.unmatched = [c.id for c in run_a.cases if c.id not in b_by_id]
+    out.unmatched += [c.id for c in run_b.cases if c.id not in a_ids]
+    cases = []
+    for a in run_a.cases:
+        b = b_by_id.get(a.id)
+        if b is None:
+            continue
+        why = _not_comparable(a, "A") or _not_comparable(b, "B")
+        if why is not None:
+            out.errored.append((a.id, why))
+            out.per_case.append((a.id, f"ERROR {why}"))
+        else:
+            cases.append((a, b))
     prompts = []
     for a, b in cases:
         ctx = {c.id: c for c in [*a.trace.retrieved, *b.trace.retrieved]}
@@ -725,12 +781,15 @@ def pairwise(judge: Judge, run_a: RunResult, run_b: RunResult) -> PairwiseResult
                 )
             )
     results = judge._run(prompts, _checker(PairReply))
-    out = PairwiseResult(n=len(cases))
+    out.n = len(cases) + len(out.errored)
+    out.errors = len(out.errored)
     for i, (a, _) in enumerate(cases):
         ab, ba = results[2 * i], results[2 * i + 1]
         if ab.error or ba.error:
+            why = f"judge failed: {ab.error or ba.error}"
             out.errors += 1
-            out.per_case.append((a.id, "judge error"))
+            out.errored.append((a.id, why))
+            out.per_case.append((a.id, f"ERROR {why}"))
             continue
         v1 = parse_reply(ab.text, PairReply).better  # answer 1 = run A
         v2 = parse_reply(ba.text, PairReply).better  # answer 1 = run B
@@ -748,7 +807,98 @@ def pairwise(judge: Judge, run_a: RunResult, run_b: RunResult) -> PairwiseResult
         else:
             out.ties += 1
             out.per_case.append((a.id, "tie"))
+    order = {c.id: i for i, c in enumerate(run_a.cases)}
+    out.per_case.sort(key=lambda item: order[item[0]])
     return out
+
+
+def _not_comparable(case: CaseResult, run: str) -> str | None:
+    """Why a question cannot be judged pairwise from this run: its call failed, or no answer."""
+    errors = [s.error for s in case.trace.all_samples() if s.error is not None]
+    if errors:
+        return f"run {run} errored: {errors[0]}"
+    if case.trace.answer is None:
+        return f"run {run} has no answer"
+    return None
+
+
+# ------------------------------------------------------------------ dry run
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """The most a judge would send, for --dry-run (the answers are not known yet)."""
+
+    provider: str
+    model: str
+    calls: int  # first asks
+    max_calls: int  # with every retry and re-ask of a malformed reply
+    input_tokens: int  # estimated, first asks
+    max_input_tokens: int  # estimated, with every re-ask (each carries the bad reply)
+    max_output_tokens: int
+    price: Any  # pricing.Price | None
+
+    def cost_bound(self) -> float | None:
+        from ragrail.pricing import cost_usd
+
+        return cost_usd(self.price, self.max_input_tokens, self.max_calls * self.max_output_tokens)
+
+
+def plan_items(cases: Sequence[Any], traces: Sequence[Any]) -> list[tuple[str, str, bool]]:
+    """(question, context, claimable) per golden case and its prepared trace: a question
+    search found nothing for gets the no-context answer, which makes no claim."""
+    return [
+        (
+            case.question,
+            "\n\n".join(f"[{c.id}] {c.text}" for c in trace.retrieved) or "(none)",
+            bool(case.sources) and trace.prompt is not None,
+        )
+        for case, trace in zip(cases, traces, strict=True)
+    ]
+
+
+def plan_judge(
+    cfg: JudgeConfig,
+    prompts: Prompts,
+    items: Sequence[tuple[str, str, bool]],
+    answer_tokens: int,
+    prices: dict[str, Any],
+) -> JudgePlan:
+    """Count the judge calls a run would make and bound their tokens, sending nothing.
+
+    items: (question, retrieved context, whether the answer can have claims to
+    check). Each prompt is estimated with an answer of ``answer_tokens`` (the
+    answerer's max_tokens); each re-ask adds the bad reply (the judge's
+    max_tokens) and the correction.
+    """
+    from ragrail.llm import correction
+    from ragrail.prompt import estimate_tokens
+
+    filler = "x" * (4 * answer_tokens)
+    sizes = []
+    for question, context, claimable in items:
+        if cfg.faithfulness and claimable:
+            text = Template(prompts.claims).safe_substitute(
+                question=question, context=context, answer=filler
+            )
+            sizes.extend([estimate_tokens(text)] * cfg.repeats)
+        if cfg.criteria:
+            text = Template(prompts.rubric).safe_substitute(
+                question=question, answer=filler, criteria=_criteria_text(cfg.criteria)
+            )
+            sizes.extend([estimate_tokens(text)] * cfg.repeats)
+    reask = cfg.max_tokens + estimate_tokens(correction("x" * 200))
+    attempts = 1 + cfg.max_retries
+    return JudgePlan(
+        provider=cfg.provider or "",
+        model=cfg.model or "",
+        calls=len(sizes),
+        max_calls=len(sizes) * attempts,
+        input_tokens=sum(sizes),
+        max_input_tokens=sum(n * attempts + reask * cfg.max_retries for n in sizes),
+        max_output_tokens=cfg.max_tokens,
+        price=prices.get(cfg.model or ""),
+    )
 
 
 def build_judge(

@@ -2,10 +2,13 @@
 
 It runs calls concurrently (asyncio, at most ``concurrency`` in flight),
 retries what is worth retrying (429, 529/overloaded, 5xx, timeouts, dropped
-connections, malformed replies) with exponential backoff and jitter,
-honouring ``retry-after``, caches replies, and counts tokens and cost from
-the API's own usage fields. A call that still fails is returned as an error
-result; it is never dropped and never turned into a pass.
+connections, malformed, empty or HTML replies) with exponential backoff and
+jitter, honouring ``retry-after`` (capped, with a warning), caches replies,
+and counts every request sent, failed ones included, with the tokens and cost
+from the API's own usage fields (unknown when the server does not report them
+or the model has no price: never 0). A reply the caller rejects is re-asked
+with the problem in a follow-up message. A call that still fails is returned
+as an error result; it is never dropped and never turned into a pass.
 """
 
 from __future__ import annotations
@@ -13,13 +16,14 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragrail.cache import ResponseCache, cache_key
 from ragrail.pricing import Price, cost_usd
-from ragrail.providers import Provider
+from ragrail.providers import Followup, Provider
 from ragrail.results import Usage
 
 
@@ -44,14 +48,15 @@ class CallRequest:
     prompt: str
     repeat: int = 0
     tag: str = ""  # what the call is for (a case id), for progress and errors
+    namespace: str = ""  # a family of calls with its own cache indexes ("rerun")
 
 
 @dataclass
 class CallResult:
     text: str | None
     error: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int | None = 0  # None: a reply came without usage counts (unknown)
+    output_tokens: int | None = 0
     cost_usd: float | None = None
     cached: bool = False
     attempts: int = 0
@@ -60,7 +65,8 @@ class CallResult:
 
 @dataclass
 class UsageTotals:
-    """What a batch of calls cost. ``calls`` counts requests sent to the API."""
+    """What a batch of calls cost. ``calls`` counts requests sent to the API, failed
+    ones and retries included; tokens and cost are the API's own counts."""
 
     calls: int = 0
     cached: int = 0
@@ -70,22 +76,31 @@ class UsageTotals:
     output_tokens: int = 0
     cost_usd: float = 0.0
     cached_cost_usd: float = 0.0  # what the cached replies cost when they were made
-    priced: bool = True
+    priced: bool = True  # False once a call had no price: the cost is unknown
+    unreported: int = 0  # replies that came without usage counts: tokens unknown
+    cached_unreported: int = 0
 
     def add(self, r: CallResult) -> None:
         if r.error is not None:
             self.errors += 1
         self.retries += max(r.attempts - 1, 0)
+        known = r.input_tokens is not None and r.output_tokens is not None
         if r.cached:
             self.cached += 1
-            self.cached_cost_usd += r.cost_usd or 0.0
+            if known:
+                self.cached_cost_usd += r.cost_usd or 0.0
+            else:
+                self.cached_unreported += 1
         else:
             self.calls += r.attempts
-            self.input_tokens += r.input_tokens
-            self.output_tokens += r.output_tokens
-            self.cost_usd += r.cost_usd or 0.0
-        if r.error is None and r.cost_usd is None:
-            self.priced = False
+            if known:
+                self.input_tokens += r.input_tokens or 0
+                self.output_tokens += r.output_tokens or 0
+                self.cost_usd += r.cost_usd or 0.0
+            else:
+                self.unreported += 1
+        if known and r.cost_usd is None:
+            self.priced = False  # failed calls too: an unpriced model's cost is never $0
 
     def absorb(self, other: UsageTotals) -> None:
         """Add another batch's totals (the judge sums its claims and rubric layers)."""
@@ -98,21 +113,27 @@ class UsageTotals:
             "output_tokens",
             "cost_usd",
             "cached_cost_usd",
+            "unreported",
+            "cached_unreported",
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.priced = self.priced and other.priced
 
     def summary(self) -> Usage:
-        """The serialisable form; costs are None (unknown) when a model had no price."""
+        """The serialisable form; tokens and costs are None (unknown) when a server did
+        not report usage or a model had no price: never shown as 0 or $0."""
+        known = self.unreported == 0
         return Usage(
             calls=self.calls,
             cached=self.cached,
             errors=self.errors,
             retries=self.retries,
-            input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens,
-            cost_usd=self.cost_usd if self.priced else None,
-            cached_cost_usd=self.cached_cost_usd if self.priced else None,
+            input_tokens=self.input_tokens if known else None,
+            output_tokens=self.output_tokens if known else None,
+            cost_usd=self.cost_usd if self.priced and known else None,
+            cached_cost_usd=(
+                self.cached_cost_usd if self.priced and not self.cached_unreported else None
+            ),
         )
 
 
@@ -126,16 +147,25 @@ class CallLayer:
     cache: ResponseCache | None = None
     price: Price | None = None
     on_result: ProgressFn | None = None
-    # A reply this rejects (returns an error message) is retried at once and never
-    # cached: a judge's unparseable JSON is a failed call, not an answer.
+    # A reply this rejects (returns an error message) is re-asked at once, with the
+    # problem in a follow-up message, and never cached: a judge's unparseable JSON is
+    # a failed call, not an answer.
     validate: Callable[[str], str | None] | None = None
+    json_replies: bool = False  # re-asks request structured JSON output where supported
     usage: UsageTotals = field(default_factory=UsageTotals)
     sleep: Callable[[float], Any] = asyncio.sleep  # tests replace it to skip real waits
+    _capped_warned: bool = field(default=False, init=False, repr=False)
 
     def key(self, req: CallRequest) -> str:
         p = self.provider
         return cache_key(
-            p.name, p.base_url, p.model, req.prompt, self.settings.params(), req.repeat
+            p.name,
+            p.base_url,
+            p.model,
+            req.prompt,
+            self.settings.params(),
+            req.repeat,
+            req.namespace,
         )
 
     def run(self, requests: Sequence[CallRequest]) -> list[CallResult]:
@@ -153,14 +183,18 @@ class CallLayer:
         key = self.key(req)
         if self.cache is not None:
             hit = self.cache.get(key)
-            if hit is not None and self.validate is not None and self.validate(hit["text"]):
+            text = hit.get("text") if isinstance(hit, dict) else None
+            if not isinstance(text, str) or not text.strip():
+                hit = None  # an empty reply cached before empty replies were failed calls
+            elif self.validate is not None and self.validate(text):
                 hit = None  # cached under an older schema: ask again
             if hit is not None:
+                n_in, n_out = _count(hit.get("input_tokens")), _count(hit.get("output_tokens"))
                 result = CallResult(
                     text=hit["text"],
-                    input_tokens=hit["input_tokens"],
-                    output_tokens=hit["output_tokens"],
-                    cost_usd=cost_usd(self.price, hit["input_tokens"], hit["output_tokens"]),
+                    input_tokens=n_in,
+                    output_tokens=n_out,
+                    cost_usd=_cost(self.price, n_in, n_out),
                     cached=True,
                     attempts=0,
                 )
@@ -185,63 +219,73 @@ class CallLayer:
     async def _call(self, req: CallRequest) -> CallResult:
         s = self.settings
         started = time.perf_counter()
-        last = "no attempt made"
-        spent_in = spent_out = 0  # tokens of rejected (unparseable) replies are paid for too
+        spent = _Spent()  # every attempt's reported tokens: failed replies are paid for too
+        followup: Followup | None = None
         for attempt in range(1, s.max_retries + 2):
             try:
                 done = await asyncio.wait_for(
-                    self.provider.complete(req.prompt, s.max_tokens, s.temperature),
+                    self.provider.complete(req.prompt, s.max_tokens, s.temperature, followup),
                     timeout=s.timeout + 5,  # the SDK's own timeout should fire first
                 )
             except (asyncio.CancelledError, KeyboardInterrupt):
                 raise
             except Exception as exc:  # classified below; anything unknown is not retried
                 failure = self.provider.classify(exc)
-                last = failure.message
+                spent.add_failed(failure.input_tokens, failure.output_tokens)
                 if not failure.retryable or attempt > s.max_retries:
-                    return CallResult(
-                        text=None,
-                        error=f"{last} (after {attempt} attempt{'s' if attempt > 1 else ''})",
-                        attempts=attempt,
-                        latency_ms=(time.perf_counter() - started) * 1000,
+                    plural = "s" if attempt > 1 else ""
+                    return self._result(
+                        None,
+                        f"{failure.message} (after {attempt} attempt{plural})",
+                        spent,
+                        attempt,
+                        started,
                     )
                 await self.sleep(self.backoff(attempt, failure.retry_after))
                 continue
+            spent.add_reply(done.input_tokens, done.output_tokens)
             problem = self.validate(done.text) if self.validate is not None else None
-            spent_in += done.input_tokens
-            spent_out += done.output_tokens
-            if problem is not None:
-                last = f"unparseable reply: {problem}"
-                if attempt > s.max_retries:
-                    return CallResult(
-                        text=done.text,
-                        error=f"{last} (after {attempt} attempts)",
-                        input_tokens=spent_in,
-                        output_tokens=spent_out,
-                        cost_usd=cost_usd(self.price, spent_in, spent_out),
-                        attempts=attempt,
-                        latency_ms=(time.perf_counter() - started) * 1000,
-                    )
-                continue
-            return CallResult(
-                text=done.text,
-                input_tokens=spent_in,
-                output_tokens=spent_out,
-                cost_usd=cost_usd(self.price, spent_in, spent_out),
-                attempts=attempt,
-                latency_ms=(time.perf_counter() - started) * 1000,
+            if problem is None:
+                return self._result(done.text, None, spent, attempt, started)
+            if attempt > s.max_retries:
+                error = f"unparseable reply: {problem} (after {attempt} attempts)"
+                return self._result(done.text, error, spent, attempt, started)
+            followup = Followup(
+                previous=done.text,
+                correction=correction(problem),
+                json_mode=self.json_replies,
             )
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _result(
+        self, text: str | None, error: str | None, spent: _Spent, attempts: int, started: float
+    ) -> CallResult:
+        return CallResult(
+            text=text,
+            error=error,
+            input_tokens=spent.input_tokens,
+            output_tokens=spent.output_tokens,
+            cost_usd=_cost(self.price, spent.input_tokens, spent.output_tokens),
+            attempts=attempts,
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )
 
     def backoff(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait before retry number ``attempt``.
 
-        delay = retry-after (capped at retry_after_max) when the server sent one;
-        otherwise min(backoff_max, backoff_base * 2**(attempt-1)) * U(0.5, 1)
+        delay = retry-after (capped at retry_after_max, with one warning per batch)
+        when the server sent one; otherwise
+        min(backoff_max, backoff_base * 2**(attempt-1)) * U(0.5, 1)
         (exponential backoff with jitter, so parallel callers spread out).
         """
         s = self.settings
         if retry_after is not None:
+            if retry_after > s.retry_after_max and not self._capped_warned:
+                self._capped_warned = True
+                warnings.warn(
+                    f"server asked to wait {retry_after:.0f}s; capped at {s.retry_after_max:g}s",
+                    stacklevel=2,
+                )
             return min(retry_after, s.retry_after_max)
         return min(s.backoff_max, s.backoff_base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
 
@@ -249,3 +293,49 @@ class CallLayer:
         self.usage.add(result)
         if self.on_result is not None:
             self.on_result(result, self.usage)
+
+
+def correction(problem: str) -> str:
+    """The follow-up message that re-asks for a reply the caller could not parse."""
+    return (
+        f"Your reply could not be used: {problem}. Reply again with only the JSON object "
+        "the instructions above ask for, with nothing before or after it."
+    )
+
+
+@dataclass
+class _Spent:
+    """Tokens over a call's attempts; None once a reply came without usage counts."""
+
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
+
+    def add_reply(self, n_in: int | None, n_out: int | None) -> None:
+        # A reply the model produced but did not count: what it cost is unknown.
+        self.input_tokens = (
+            None if n_in is None or self.input_tokens is None else self.input_tokens + n_in
+        )
+        self.output_tokens = (
+            None if n_out is None or self.output_tokens is None else self.output_tokens + n_out
+        )
+
+    def add_failed(self, n_in: int | None, n_out: int | None) -> None:
+        # A failed attempt is counted when the server said what it used, else not billed.
+        if self.input_tokens is not None:
+            self.input_tokens += n_in or 0
+        if self.output_tokens is not None:
+            self.output_tokens += n_out or 0
+
+
+def _count(value: Any) -> int | None:
+    """A token count read back from the cache; None (unknown) unless a whole number >= 0."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def _cost(price: Price | None, n_in: int | None, n_out: int | None) -> float | None:
+    """The cost of known token counts; None when a count or the price is unknown."""
+    if n_in is None or n_out is None:
+        return None
+    return cost_usd(price, n_in, n_out)

@@ -9,6 +9,7 @@ client; they are never stored on the provider, in results or in the cache.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -23,8 +24,19 @@ DEFAULT_MODELS = {"anthropic": "claude-opus-5"}
 @dataclass(frozen=True)
 class Completion:
     text: str
-    input_tokens: int
-    output_tokens: int
+    input_tokens: int | None  # None: the server did not report usage (unknown, not 0)
+    output_tokens: int | None
+
+
+@dataclass(frozen=True)
+class Followup:
+    """A second ask in the same conversation: the reply that could not be used, and
+    what was wrong with it. Asking the identical prompt again at temperature 0 gets the
+    identical reply; showing the model its mistake does not."""
+
+    previous: str
+    correction: str
+    json_mode: bool = False  # ask for structured JSON output where the server supports it
 
 
 @dataclass(frozen=True)
@@ -34,6 +46,33 @@ class Failure:
     message: str
     retryable: bool
     retry_after: float | None = None
+    input_tokens: int | None = None  # what a failed reply cost, when the server said
+    output_tokens: int | None = None
+
+
+class ReplyError(Exception):
+    """A reply that arrived but cannot be used (empty, HTML, the wrong shape).
+
+    Retried like a dropped connection; carries the usage the server reported,
+    since such a reply may still have been paid for.
+    """
+
+    def __init__(
+        self, message: str, input_tokens: int | None = None, output_tokens: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+
+
+EMPTY_REPLY = "empty reply from the model"
+
+
+def not_json_reply(body: str) -> ReplyError:
+    """The error for a 200 reply whose body is not JSON: usually a web page at a wrong base URL."""
+    if body.lstrip()[:1] == "<":
+        return ReplyError("the server answered with HTML, not JSON (is base_url right?)")
+    return ReplyError("the server answered with something that is not JSON (is base_url right?)")
 
 
 class Provider:
@@ -58,7 +97,13 @@ class Provider:
             self._client = self._make_client()
         return self._client
 
-    async def complete(self, prompt: str, max_tokens: int, temperature: float | None) -> Completion:
+    async def complete(
+        self,
+        prompt: str,
+        max_tokens: int,
+        temperature: float | None,
+        followup: Followup | None = None,
+    ) -> Completion:
         raise NotImplementedError
 
     async def aclose(self) -> None:
@@ -68,6 +113,8 @@ class Provider:
 
     def classify(self, exc: BaseException) -> Failure:
         """Map an SDK exception to a Failure; both SDKs share the same error shapes."""
+        if isinstance(exc, ReplyError):
+            return Failure(str(exc), True, None, exc.input_tokens, exc.output_tokens)
         status = getattr(exc, "status_code", None)
         response = getattr(exc, "response", None)
         if status is not None:
@@ -81,6 +128,9 @@ class Provider:
             return Failure(f"connection failed: {_short(exc)}", True)
         if isinstance(exc, ValueError) or "Validation" in kind:
             # A reply the SDK could not parse (malformed JSON): worth another try.
+            doc = getattr(exc, "doc", None)  # json.JSONDecodeError keeps the body it read
+            if isinstance(doc, str) and doc.lstrip()[:1] == "<":
+                return Failure(str(not_json_reply(doc)), True)
             return Failure(f"malformed reply: {_short(exc)}", True)
         return Failure(f"{kind}: {_short(exc)}", False)
 
@@ -103,15 +153,45 @@ def _short(exc: BaseException) -> str:
 
 
 def _retry_after(response: Any) -> float | None:
-    if response is None:
-        return None
-    value = response.headers.get("retry-after")
+    """Seconds the server asked to wait: ``retry-after`` as seconds or an HTTP date."""
+    headers = getattr(response, "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
     if value is None:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
+        seconds = _seconds_until(value)
+    if seconds is None or math.isnan(seconds):
         return None
+    return max(0.0, seconds)  # an infinite wait is capped by the call layer, and reported
+
+
+def _seconds_until(http_date: str) -> float | None:
+    import email.utils
+    import time
+
+    try:
+        when = email.utils.parsedate_to_datetime(http_date)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when.timestamp() - time.time()
+
+
+def _messages(prompt: str, followup: Followup | None) -> list[dict[str, str]]:
+    """The conversation to send: the prompt, and for a re-ask the unusable reply and why."""
+    messages = [{"role": "user", "content": prompt}]
+    if followup is not None:
+        messages.append({"role": "assistant", "content": followup.previous.strip() or "(empty)"})
+        messages.append({"role": "user", "content": followup.correction})
+    return messages
+
+
+def _tokens(usage: Any, name: str) -> int | None:
+    """A usage count from a reply, or None when the server left it out."""
+    value = getattr(usage, name, None) if usage is not None else None
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return value if ok else None
 
 
 def _api_key(provider: str) -> str:
@@ -142,19 +222,35 @@ class AnthropicProvider(Provider):
             api_key=self._key, base_url=self.base_url, max_retries=0, timeout=self.timeout
         )
 
-    async def complete(self, prompt: str, max_tokens: int, temperature: float | None) -> Completion:
+    async def complete(
+        self,
+        prompt: str,
+        max_tokens: int,
+        temperature: float | None,
+        followup: Followup | None = None,
+    ) -> Completion:
         kwargs: dict[str, Any] = {}
         if temperature is not None and self._accepts("temperature"):
             # Newer Messages APIs dropped sampling parameters; send one only where it exists.
             kwargs["temperature"] = temperature
+        # The Messages API has no JSON mode to ask for: a re-ask relies on the follow-up.
         msg = await self.client.messages.create(
             model=self.model,
             max_tokens=max_tokens,
-            messages=[{"role": "user", "content": prompt}],
+            messages=_messages(prompt, followup),
             **kwargs,
         )
-        text = "".join(getattr(block, "text", "") for block in msg.content)
-        return Completion(text, msg.usage.input_tokens, msg.usage.output_tokens)
+        if isinstance(msg, str):  # the SDK hands back a body it could not read as JSON
+            raise not_json_reply(msg)
+        usage = getattr(msg, "usage", None)
+        n_in, n_out = _tokens(usage, "input_tokens"), _tokens(usage, "output_tokens")
+        blocks = getattr(msg, "content", None)
+        if not isinstance(blocks, list):
+            blocks = []
+        text = "".join(t for t in (getattr(b, "text", None) for b in blocks) if isinstance(t, str))
+        if not text.strip():
+            raise ReplyError(EMPTY_REPLY, n_in, n_out)
+        return Completion(text, n_in, n_out)
 
 
 class OpenAIProvider(Provider):
@@ -163,6 +259,7 @@ class OpenAIProvider(Provider):
     def __init__(self, model: str, base_url: str | None, timeout: float) -> None:
         self._key = _api_key("openai")
         super().__init__(model, base_url or os.environ.get(BASE_URL_VARS["openai"]), timeout)
+        self.json_mode_ok = True  # until the server refuses response_format once
 
     def _make_client(self) -> Any:
         import openai
@@ -171,25 +268,57 @@ class OpenAIProvider(Provider):
             api_key=self._key, base_url=self.base_url, max_retries=0, timeout=self.timeout
         )
 
-    async def complete(self, prompt: str, max_tokens: int, temperature: float | None) -> Completion:
+    async def complete(
+        self,
+        prompt: str,
+        max_tokens: int,
+        temperature: float | None,
+        followup: Followup | None = None,
+    ) -> Completion:
         kwargs: dict[str, Any] = {}
         if temperature is not None:
             kwargs["temperature"] = temperature
+        messages = _messages(prompt, followup)
+        if followup is not None and followup.json_mode and self.json_mode_ok:
+            try:
+                resp = await self.client.chat.completions.create(
+                    model=self.model,
+                    max_tokens=max_tokens,
+                    messages=messages,
+                    response_format={"type": "json_object"},
+                    **kwargs,
+                )
+                return _openai_completion(resp)
+            except Exception as exc:
+                if getattr(exc, "status_code", None) not in (400, 422):
+                    raise
+                # This server does not take response_format: ask without it from now on.
+                self.json_mode_ok = False
         resp = await self.client.chat.completions.create(
-            model=self.model,
-            max_tokens=max_tokens,
-            messages=[{"role": "user", "content": prompt}],
-            **kwargs,
+            model=self.model, max_tokens=max_tokens, messages=messages, **kwargs
         )
-        if not resp.choices:
-            raise ValueError("reply has no choices")
-        text = resp.choices[0].message.content or ""
-        usage = resp.usage
-        return Completion(
-            text,
-            usage.prompt_tokens if usage else 0,
-            usage.completion_tokens if usage else 0,
+        return _openai_completion(resp)
+
+
+def _openai_completion(resp: Any) -> Completion:
+    """Text and usage from a Chat Completions reply; a reply with no text is a failed call."""
+    if isinstance(resp, str):  # the SDK hands back a body it could not read as JSON
+        raise not_json_reply(resp)
+    usage = getattr(resp, "usage", None)
+    n_in, n_out = _tokens(usage, "prompt_tokens"), _tokens(usage, "completion_tokens")
+    choices = getattr(resp, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise ReplyError(EMPTY_REPLY, n_in, n_out)
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    if isinstance(content, list):  # some servers send content parts
+        content = "".join(
+            str(p.get("text", "")) if isinstance(p, dict) else str(getattr(p, "text", ""))
+            for p in content
         )
+    if not isinstance(content, str) or not content.strip():
+        raise ReplyError(EMPTY_REPLY, n_in, n_out)
+    return Completion(content, n_in, n_out)
 
 
 def make_provider(name: str, model: str | None, base_url: str | None, timeout: float) -> Provider:
@@ -234,7 +363,13 @@ class EndpointProvider(Provider):
             client, self._client = self._client, None
             await client.aclose()
 
-    async def complete(self, prompt: str, max_tokens: int, temperature: float | None) -> Completion:
+    async def complete(
+        self,
+        prompt: str,
+        max_tokens: int,
+        temperature: float | None,
+        followup: Followup | None = None,
+    ) -> Completion:
         body = {**self._body}
         set_path(body, self._question_field, prompt)
         response = await self.client.post(self.base_url, json=body)

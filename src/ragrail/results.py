@@ -8,25 +8,32 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ragrail import __version__
-from ragrail.errors import InputError
-from ragrail.fileio import atomic_write_text, load_json
+from ragrail.errors import InputError, SystemFailure
+from ragrail.fileio import atomic_write_text, load_json, parse_json
 
 SCHEMA_VERSION = 1
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Every number is finite: NaN or infinity is refused when a model is built or a
+    # saved run is read. One assigned after validation is written as the NaN
+    # literal, which the read-back of a save refuses, instead of a silent null.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, ser_json_inf_nan="constants")
+
+
+Rate = Annotated[float, Field(ge=0.0, le=1.0)]  # a share: recall, precision, a pass rate
+Count = Annotated[int, Field(ge=0)]
 
 
 class RetrievedChunk(_Model):
     id: str
     source: str
-    rank: int
+    rank: int = Field(ge=1)
     score: float
     text: str
 
@@ -34,8 +41,8 @@ class RetrievedChunk(_Model):
 class CallUsage(_Model):
     """One model call as the API reported it (tokens from its usage fields)."""
 
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int | None = 0  # None: the server did not report usage
+    output_tokens: int | None = 0
     cost_usd: float | None = None
     cached: bool = False
     attempts: int = 0
@@ -46,7 +53,7 @@ class Sample(_Model):
 
     answer: str | None = None
     error: str | None = None
-    latency_ms: float = 0.0
+    latency_ms: float = Field(default=0.0, ge=0.0)
     usage: CallUsage | None = None
 
 
@@ -56,10 +63,10 @@ class Trace(_Model):
     case_id: str
     retrieved: list[RetrievedChunk] = Field(default_factory=list)
     prompt: str | None = None
-    prompt_tokens: int | None = None
+    prompt_tokens: Count | None = None
     answer: str | None = None
     error: str | None = None
-    latency_ms: float = 0.0
+    latency_ms: float = Field(default=0.0, ge=0.0)
     usage: CallUsage | None = None
     samples: list[Sample] = Field(default_factory=list)
 
@@ -81,12 +88,12 @@ class ArticleScores(_Model):
     """Ranking metrics at article level: the documents of the retrieved chunks
     (first occurrence kept) against the case's sources, cut at k."""
 
-    precision_at_k: float | None = None
-    recall_at_k: float | None = None
-    success_at_k: float | None = None
-    reciprocal_rank: float | None = None
-    average_precision: float | None = None
-    ndcg_at_k: float | None = None
+    precision_at_k: Rate | None = None
+    recall_at_k: Rate | None = None
+    success_at_k: Rate | None = None
+    reciprocal_rank: Rate | None = None
+    average_precision: Rate | None = None
+    ndcg_at_k: Rate | None = None
 
 
 class MissedFact(_Model):
@@ -117,9 +124,9 @@ class CriterionResult(_Model):
 class JudgeResult(_Model):
     """What the LLM judge said about one case."""
 
-    faithfulness: float | None = None
+    faithfulness: Rate | None = None
     claims: list[JudgeClaim] = Field(default_factory=list)
-    faithfulness_runs: list[float] = Field(default_factory=list)
+    faithfulness_runs: list[Rate] = Field(default_factory=list)
     faithfulness_stable: bool = True
     criteria: list[CriterionResult] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
@@ -133,16 +140,16 @@ class CaseResult(_Model):
     tags: list[str] = Field(default_factory=list)
     facts_retrieved: list[str] = Field(default_factory=list)
     retrieval_hit: bool | None = None
-    retrieval_recall: float | None = None
+    retrieval_recall: Rate | None = None
     answer_pass: bool | None = None
-    answer_runs: int = 0  # answers scored (1, or N with --repeats)
-    answer_passes: int = 0
+    answer_runs: Count = 0  # answers scored (1, or N with --repeats)
+    answer_passes: Count = 0
     problems: list[str] = Field(default_factory=list)
-    context_precision: float | None = None
-    context_average_precision: float | None = None
-    reciprocal_rank: float | None = None
-    correctness: float | None = None
-    faithfulness: float | None = None
+    context_precision: Rate | None = None
+    context_average_precision: Rate | None = None
+    reciprocal_rank: Rate | None = None
+    correctness: Rate | None = None
+    faithfulness: Rate | None = None
     claims: list[Claim] = Field(default_factory=list)
     articles: ArticleScores | None = None
     check_problems: list[str] = Field(default_factory=list)
@@ -152,9 +159,20 @@ class CaseResult(_Model):
     judge: JudgeResult | None = None
     trace: Trace
 
+    @model_validator(mode="after")
+    def _passes_within_runs(self) -> CaseResult:
+        if self.answer_passes > self.answer_runs:
+            raise ValueError(
+                f"answer_passes ({self.answer_passes}) is more than answer_runs "
+                f"({self.answer_runs})"
+            )
+        return self
+
     @property
     def errored(self) -> bool:
-        return any(s.error is not None for s in self.trace.all_samples())
+        # not via all_samples(): building a Sample per call made large compares slow
+        t = self.trace
+        return t.error is not None or any(s.error is not None for s in t.samples)
 
     @property
     def answer_pass_rate(self) -> float | None:
@@ -192,22 +210,32 @@ class Stat(_Model):
     value: float | None
     low: float | None = None
     high: float | None = None
-    n: int = 0
+    n: Count = 0
 
 
 class Totals(_Model):
-    n_cases: int
-    n_retrieval: int  # cases with facts: the denominator of hit rate and recall
-    hit_rate: float | None
-    recall: float | None
-    n_answers: int  # cases with a scored answer (errors excluded, and counted apart)
-    answers_passed: int
-    answer_pass_rate: float | None
-    n_errors: int
-    n_flaky: int = 0
-    prompt_tokens_mean: float | None
+    n_cases: Count
+    n_retrieval: Count  # cases with facts: the denominator of hit rate and recall
+    hit_rate: Rate | None
+    recall: Rate | None
+    n_answers: Count  # answers scored (errors excluded, and counted apart)
+    answers_passed: Count
+    answer_pass_rate: Rate | None  # passed / (n_answers + n_answer_errors): errors never pass
+    n_errors: Count
+    n_answer_errors: Count = 0  # answers lost to a failed call (each repeat counts)
+    n_retrieval_errors: Count = 0  # cases with facts whose call failed before anything came back
+    n_flaky: Count = 0
+    prompt_tokens_mean: float | None = Field(ge=0.0)
     stats: dict[str, Stat] = Field(default_factory=dict)
-    causes: dict[str, int] = Field(default_factory=dict)
+    causes: dict[str, Count] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _passed_within_answers(self) -> Totals:
+        if self.answers_passed > self.n_answers:
+            raise ValueError(
+                f"answers_passed ({self.answers_passed}) is more than n_answers ({self.n_answers})"
+            )
+        return self
 
 
 class Usage(_Model):
@@ -217,9 +245,9 @@ class Usage(_Model):
     cached: int = 0
     errors: int = 0
     retries: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = 0.0  # None when a model has no known price
+    input_tokens: int | None = 0  # None when a server did not report usage: unknown, not 0
+    output_tokens: int | None = 0
+    cost_usd: float | None = 0.0  # None when a model has no known price or usage is unknown
     cached_cost_usd: float | None = 0.0
 
 
@@ -241,13 +269,35 @@ class RunResult(_Model):
     def to_json(self) -> str:
         return self.model_dump_json(indent=2) + "\n"
 
-    def save(self, path: Path) -> None:
-        atomic_write_text(path, self.to_json())
+    def save(self, path: Path, what: str = "results") -> None:
+        """Write the run atomically. The new file is read back with the loader that
+        will read it next time (parsed and validated) before it replaces the old
+        one: a run that could not be loaded again is never saved over a good one."""
+
+        def read_back(written: Path) -> None:
+            try:
+                parse_run(parse_json(written.read_text(encoding="utf-8"), path), path, what)
+            except InputError as exc:
+                raise SystemFailure(
+                    f"{path}: not saved: the new {what} does not read back "
+                    f"({exc.message}); the old file is unchanged"
+                ) from None
+
+        atomic_write_text(path, self.to_json(), what, validate=read_back)
 
 
 def load_run(path: Path, what: str = "baseline") -> RunResult:
-    """Load a saved run (a baseline or ``--json`` output), validating its schema."""
-    data = load_json(path, what)
+    """Load a saved run (a baseline or ``--json`` output), validating its schema.
+
+    Every problem is an InputError naming the file and the field: broken JSON,
+    a NaN or infinite number, a value out of its range (a recall of 1.5, a
+    negative count, more passes than answers), a case id given twice.
+    """
+    return parse_run(load_json(path, what), path, what)
+
+
+def parse_run(data: Any, path: Path | str, what: str = "baseline") -> RunResult:
+    """A saved run from its parsed JSON; see :func:`load_run`."""
     if not isinstance(data, dict):
         raise InputError(f"{what} must be a JSON object", str(path))
     version = data.get("schema_version")
@@ -258,8 +308,37 @@ def load_run(path: Path, what: str = "baseline") -> RunResult:
             str(path),
         )
     try:
-        return RunResult.model_validate(data)
+        run = RunResult.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise InputError(f"{what} field {field!r}: {err['msg']}", str(path)) from None
+        raise InputError(f"{what} {_invalid(exc, data)}", str(path)) from None
+    first: dict[str, int] = {}
+    for i, case in enumerate(run.cases):
+        if case.id in first:
+            raise InputError(
+                f"{what} has case {case.id!r} twice (cases.{first[case.id]} and cases.{i}): "
+                "which one to compare with would be a guess",
+                str(path),
+            )
+        first[case.id] = i
+    return run
+
+
+def _invalid(exc: ValidationError, data: dict[str, Any]) -> str:
+    """``field 'cases.0.retrieval_recall' (case 'x'): Input should be less than or
+    equal to 1 (got 1.5)``."""
+    err = exc.errors()[0]
+    loc = err["loc"]
+    field = ".".join(str(p) for p in loc) or "(top level)"
+    case = ""
+    if len(loc) >= 2 and loc[0] == "cases" and isinstance(loc[1], int):
+        item = data.get("cases")
+        item = item[loc[1]] if isinstance(item, list) and loc[1] < len(item) else None
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            case = f" (case {item['id']!r})"
+    if err["type"] == "missing":
+        return f"field {field!r}{case} is missing"
+    if err["type"] == "extra_forbidden":
+        return f"has an unknown field {field!r}{case}"
+    got = err.get("input")
+    shown = f" (got {got!r})" if isinstance(got, int | float) and not isinstance(got, bool) else ""
+    return f"field {field!r}{case}: {str(err['msg']).removeprefix('Value error, ')}{shown}"

@@ -3,7 +3,7 @@ saved run can be re-scored without calling the system again."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragrail.answerers.base import Answerer
@@ -31,11 +31,14 @@ def compute_totals(cases: Sequence[CaseResult]) -> Totals:
     """Totals over per-question scores.
 
     hit rate@k = mean of hit over cases with facts; recall@k = mean of recall
-    over the same cases; answer pass rate = answers passed / answers scored,
-    counting each repeat (cases whose call failed are counted in ``n_errors``,
-    never as passes and never silently dropped); prompt tokens = mean over
-    cases that built a prompt. Each metric in ``stats`` averages only the cases
-    where it is defined, and says how many (n), with a 95% interval.
+    over the same cases (a case whose call failed before anything was retrieved
+    is a miss with recall 0, and is also counted in ``n_retrieval_errors``);
+    answer pass rate = answers passed / answers asked for, counting each repeat:
+    every answer lost to a failed call counts as not passing (``n_answer_errors``),
+    so the rate is the run's, never a rate over the survivors. ``n_errors`` counts
+    the questions with a failed call. Prompt tokens = mean over cases that built
+    a prompt. Each metric in ``stats`` averages only the cases where it is
+    defined, and says how many (n), with a 95% interval.
     """
     from ragrail.diagnose import CAUSES
 
@@ -43,12 +46,17 @@ def compute_totals(cases: Sequence[CaseResult]) -> Totals:
     answered = [c for c in cases if c.answer_runs]
     runs = sum(c.answer_runs for c in answered)
     passed = sum(c.answer_passes for c in answered)
+    # a failed call loses its question's every answer (each repeat), none scored
+    answer_errors = sum(
+        len(c.trace.all_samples()) for c in cases if c.errored and not c.answer_runs
+    )
+    asked = runs + answer_errors
     tokens = [c.trace.prompt_tokens for c in cases if c.trace.prompt_tokens is not None]
     hits = sum(1 for c in with_facts if c.retrieval_hit)
     stats = {
         "hit_rate": _rate(hits, len(with_facts)),
         "recall": _mean_stat([c.retrieval_recall for c in cases]),
-        "answer_pass_rate": _rate(passed, runs),
+        "answer_pass_rate": _rate(passed, asked),
         "context_precision": _mean_stat([c.context_precision for c in cases]),
         "context_average_precision": _mean_stat([c.context_average_precision for c in cases]),
         "mrr": _mean_stat([c.reciprocal_rank for c in cases]),
@@ -70,13 +78,27 @@ def compute_totals(cases: Sequence[CaseResult]) -> Totals:
         recall=_mean([c.retrieval_recall for c in with_facts if c.retrieval_recall is not None]),
         n_answers=runs,
         answers_passed=passed,
-        answer_pass_rate=passed / runs if runs else None,
+        answer_pass_rate=passed / asked if asked else None,
         n_errors=sum(1 for c in cases if c.errored),
+        n_answer_errors=answer_errors,
+        n_retrieval_errors=sum(1 for c in with_facts if c.errored and not c.trace.retrieved),
         n_flaky=sum(1 for c in cases if c.flaky),
         prompt_tokens_mean=_mean([float(t) for t in tokens]),
         stats=stats,
         causes={k: v for k, v in counts.items() if v},
     )
+
+
+def recorded_answer_rate(totals: Mapping[str, Any], repeats: int = 1) -> float | None:
+    """The answer pass rate of recorded totals (a history row), errors counted as not
+    passing. Runs recorded before ``n_answer_errors`` existed stored a rate over the
+    answers that survived; for them each errored question lost ``repeats`` answers."""
+    passed, scored = totals.get("answers_passed", 0), totals.get("n_answers", 0)
+    lost = totals.get("n_answer_errors")
+    if lost is None:
+        lost = totals.get("n_errors", 0) * repeats
+    asked = scored + lost
+    return passed / asked if asked else None
 
 
 def _rate(successes: int, n: int) -> Stat:
@@ -185,20 +207,33 @@ def rerun_failures(
     times: int,
     options: ScoringOptions | None = None,
 ) -> dict[str, list[tuple[str | None, str | None, list[str]]]]:
-    """Answer each failing case ``times`` more times, with fresh repeat indexes
-    (so the cache does not hand back the same answer), and check each answer.
+    """Answer each failing case (an answer that failed, or a failed call) ``times``
+    more times and check each answer. The re-runs have their own cache indexes
+    (namespace "rerun", 0..times-1), so they never take a reply cached by
+    --repeats; their calls go through the answerer's call layer, so they are in
+    its usage totals.
 
     Returns case id -> [(answer, error, problems)], for a person to read.
     """
+    from dataclasses import replace
+
+    from ragrail.answerers import RERUN_NAMESPACE
+
     options = options or ScoringOptions(k=result.config.top_k)
-    failing = [c for c in result.cases if c.answer_runs and not c.answer_pass]
+    failing = [
+        c
+        for c in result.cases
+        if c.trace.prompt is not None and (c.errored or (c.answer_runs and not c.answer_pass))
+    ]
     if not failing or times < 1:
         return {}
     by_id = {c.id: c for c in golden.cases}
     traces = [c.trace for c in failing]
     questions = [c.question for c in failing]
-    first = result.config.repeats
-    requests = pipeline.requests(traces, questions, repeats=times, first_repeat=first)
+    requests = [
+        replace(r, namespace=RERUN_NAMESPACE)
+        for r in pipeline.requests(traces, questions, repeats=times, first_repeat=0)
+    ]
     out: dict[str, list[tuple[str | None, str | None, list[str]]]] = {c.id: [] for c in failing}
     for req, res in zip(requests, answerer.answer_all(requests), strict=True):
         case = by_id[req.case_id]

@@ -149,6 +149,9 @@ def test_hostile(case: Hostile, templates: dict[str, Path], tmp_path: Path, cli,
     if case.setup is not None:
         case.setup(project)
     before = tree_state(project)
+    # Targets and checks of every case share module names: each must import its own.
+    for name in ("bot", "mychecks"):
+        sys.modules.pop(name, None)
 
     r = _run(case, project, cli)
 

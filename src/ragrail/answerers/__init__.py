@@ -22,6 +22,7 @@ __all__ = [
 ]
 
 MODEL_ANSWERERS = ("anthropic", "openai")
+RERUN_NAMESPACE = "rerun"  # the cache namespace of --rerun-failures calls
 
 
 @dataclass
@@ -82,11 +83,23 @@ class CallPlan:
     typical_output_tokens: int
     max_output_tokens: int
     price: Price | None
+    rerun_times: int = 0  # --rerun-failures N
+    rerun_cases: int = 0  # questions that could fail, and so be re-run
+    rerun_calls: int = 0  # the most calls the re-runs can add (the cache answers the rest)
+    rerun_input_tokens: int = 0
 
     def cost(self, output_tokens_each: int) -> float | None:
         from ragrail.pricing import cost_usd
 
         return cost_usd(self.price, self.input_tokens, output_tokens_each * self.calls)
+
+    def rerun_cost_bound(self) -> float | None:
+        """The re-runs' cost if every question failed and every answer ran to max_tokens."""
+        from ragrail.pricing import cost_usd
+
+        return cost_usd(
+            self.price, self.rerun_input_tokens, self.max_output_tokens * self.rerun_calls
+        )
 
 
 TYPICAL_OUTPUT_TOKENS = (
@@ -94,10 +107,14 @@ TYPICAL_OUTPUT_TOKENS = (
 )
 
 
-def plan_calls(spec: AnswererSpec, prompts: list[tuple[str, int]]) -> CallPlan:
+def plan_calls(
+    spec: AnswererSpec, prompts: list[tuple[str, int]], rerun_times: int = 0
+) -> CallPlan:
     """Count the calls ``(prompt, repeat)`` pairs would make, and estimate their cost.
 
-    Needs no API key and sends nothing.
+    With ``rerun_times`` (--rerun-failures N), also the most calls the re-runs can
+    add: every question that reaches the model could fail, and each is then asked N
+    more times under the rerun cache indexes. Needs no API key and sends nothing.
     """
     import os
 
@@ -112,14 +129,22 @@ def plan_calls(spec: AnswererSpec, prompts: list[tuple[str, int]]) -> CallPlan:
     cache = None
     if spec.cache_path is not None and spec.cache_path.exists():
         cache = ResponseCache(spec.cache_path)
-    to_call = []
-    cached = 0
-    for prompt, repeat in prompts:
-        key = cache_key(spec.name, base_url, model, prompt, spec.calls.params(), repeat)
-        if cache is not None and cache.get(key) is not None:
-            cached += 1
-        else:
-            to_call.append(prompt)
+
+    def uncached(pairs: list[tuple[str, int]], namespace: str = "") -> list[str]:
+        out = []
+        for prompt, repeat in pairs:
+            key = cache_key(
+                spec.name, base_url, model, prompt, spec.calls.params(), repeat, namespace
+            )
+            if cache is None or cache.get(key) is None:
+                out.append(prompt)
+        return out
+
+    to_call = uncached(prompts)
+    cached = len(prompts) - len(to_call)
+    first = [p for p, r in prompts if r == 0]  # one per question that reaches the model
+    reruns = [(p, i) for p in first for i in range(rerun_times)]
+    rerun_calls = uncached(reruns, RERUN_NAMESPACE)
     if cache is not None:
         cache.close()
     return CallPlan(
@@ -132,4 +157,8 @@ def plan_calls(spec: AnswererSpec, prompts: list[tuple[str, int]]) -> CallPlan:
         typical_output_tokens=min(TYPICAL_OUTPUT_TOKENS, spec.calls.max_tokens),
         max_output_tokens=spec.calls.max_tokens,
         price=spec.price(model),
+        rerun_times=rerun_times,
+        rerun_cases=len(first) if rerun_times else 0,
+        rerun_calls=len(rerun_calls),
+        rerun_input_tokens=sum(estimate_tokens(p) for p in rerun_calls),
     )

@@ -18,7 +18,8 @@ class AnswerRequest:
     question: str
     prompt: str
     chunks: Sequence[Chunk]
-    repeat: int = 0  # 0 for the first answer; 1..N-1 for --repeats and reruns
+    repeat: int = 0  # 0 for the first answer; 1..N-1 for --repeats
+    namespace: str = ""  # "rerun" for --rerun-failures: its own cache indexes 0..N-1
 
 
 @dataclass

@@ -28,7 +28,10 @@ class ModelAnswerer:
         return self.layer.usage
 
     def answer_all(self, requests: Sequence[AnswerRequest]) -> list[AnswerResult]:
-        calls = [CallRequest(prompt=r.prompt, repeat=r.repeat, tag=r.case_id) for r in requests]
+        calls = [
+            CallRequest(prompt=r.prompt, repeat=r.repeat, tag=r.case_id, namespace=r.namespace)
+            for r in requests
+        ]
         out = []
         for res in self.layer.run(calls):
             usage = CallUsage(

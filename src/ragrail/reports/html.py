@@ -1,18 +1,20 @@
 """A self-contained HTML report: one file, no CDN, no network, opens from file://.
 
 Every piece of document or model text is escaped on the server side with
-``html.escape``; the page's small script only shows and hides elements, so
-nothing from a document or an answer is ever parsed as HTML or run.
+``html.escape`` (after control characters and bidi overrides are made visible);
+the page's small script only shows and hides elements, so nothing from a
+document or an answer is ever parsed as HTML, run, or shown reordered.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from html import escape
+from html import escape as _html_escape
 
-from ragrail.compare import Diff, pct
+from ragrail.compare import Diff, first_error, pct, run_summary
 from ragrail.history import RunRow
+from ragrail.reports.text import visible
 from ragrail.results import CaseResult, RunResult, Stat
 
 CSS = """
@@ -69,6 +71,11 @@ SCRIPT = """
   apply();
 })();
 """
+
+
+def escape(text: str) -> str:
+    """HTML-escaped text, control characters and bidi overrides shown (line breaks kept)."""
+    return _html_escape(visible(text, one_line=False))
 
 
 def _num(value: float | None, as_pct: bool) -> str:
@@ -148,7 +155,12 @@ def _scorecard(run: RunResult) -> str:
         cost = "unknown" if u.cost_usd is None else f"${u.cost_usd:.4f}"
         extra.append(
             f"<p class='muted'>{u.calls} model calls made, {u.cached} cached, {u.errors} failed; "
-            f"{u.input_tokens:,} tokens in, {u.output_tokens:,} out; cost {escape(cost)}.</p>"
+            + (
+                "tokens unknown (the server did not report usage)"
+                if u.input_tokens is None or u.output_tokens is None
+                else f"{u.input_tokens:,} tokens in, {u.output_tokens:,} out"
+            )
+            + f"; cost {escape(cost)}.</p>"
         )
     return (
         '<table id="totals"><thead><tr><th>total</th><th>value</th><th>95% interval</th>'
@@ -181,15 +193,26 @@ def _diff(diff: Diff | None) -> str:
         out.append(f"<li>{f.better} fixed, {f.worse} broken: McNemar exact p={f.p_value:.2f}</li>")
     out.append("</ul><ul id='changes'>")
     for change in diff.changes:
-        cls = "worse" if change.kind == "WORSE" else "fixed"
+        cls = {"WORSE": "worse", "ERROR": "error", "fixed": "fixed"}[change.kind]
         out.append(f"<li class='{cls}'>{escape(change.line())}</li>")
     out.append("</ul>")
+    summary = diff.summary()
     verdict = (
-        f"<p class='worse'>{len({c.case_id for c in diff.worse})} question(s) got worse.</p>"
-        if diff.regressed
+        f"<p class='worse'>{escape(summary[0].upper() + summary[1:])}.</p>"
+        if diff.regressed or diff.has_errors
         else "<p class='pass'>No regressions.</p>"
     )
     return "".join(out) + verdict
+
+
+def _verdict(run: RunResult, diff: Diff | None) -> str:
+    """The page's first line: errors and regressions, or nothing to report."""
+    summary = diff.summary() if diff is not None else run_summary(run)
+    if not summary:
+        return ""
+    failed = diff is None or diff.regressed or diff.has_errors
+    cls = "worse" if failed else "pass"
+    return f"<p id='verdict' class='{cls}'>{escape(summary[0].upper() + summary[1:])}.</p>"
 
 
 def _causes(run: RunResult) -> str:
@@ -203,10 +226,14 @@ def _causes(run: RunResult) -> str:
 
 def _chart(title: str, key: str, history: Sequence[RunRow], as_pct: bool = True) -> str:
     """An inline SVG line chart of one total over the recorded runs, oldest first."""
-    points = [
-        (r.id, r.created_at, (r.totals.get("stats", {}).get(key) or {}).get("value"))
-        for r in history
-    ]
+    from ragrail.run import recorded_answer_rate
+
+    def value(r: RunRow) -> float | None:
+        if key == "answer_pass_rate":  # older runs stored a rate over the survivors
+            return recorded_answer_rate(r.totals, r.config.get("repeats", 1))
+        return (r.totals.get("stats", {}).get(key) or {}).get("value")
+
+    points = [(r.id, r.created_at, value(r)) for r in history]
     points = [p for p in points if p[2] is not None]
     w, h, pad = 300, 120, 24
     if not points:
@@ -250,7 +277,7 @@ def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str]) -> str:
     )
     if case.answer_runs > 1:
         answer = f"{case.answer_passes}/{case.answer_runs}"
-    reason = case.trace.error if case.errored else "; ".join(case.problems)
+    reason = first_error(case) if case.errored else "; ".join(case.problems)
     flags = (
         " <span class='worse'>WORSE</span>"
         if case.id in worse_ids
@@ -361,6 +388,7 @@ def html_report(run: RunResult, diff: Diff | None = None, history: Sequence[RunR
         f"script-src 'sha256-{script_hash}'; img-src data:\">",
         f"<title>ragrail report: {escape(c.name)}</title><style>{CSS}</style></head><body>",
         f"<h1>{escape(c.name)}</h1>",
+        _verdict(run, diff),
         f"<p class='muted'>{escape(c.chunking)}, top_k={c.top_k}, retriever {escape(c.retriever)}, "
         f"{c.n_chunks} chunks, {c.n_cases} questions. Answers from {escape(c.answerer_label)}{escape(model)}. "
         f"Run at {escape(run.created_at)}.</p>",

@@ -1,40 +1,69 @@
-"""JUnit XML: one test case per question, so CI systems list failing questions."""
+"""JUnit XML: one test case per question, so CI systems list failing questions.
+
+Every piece of text goes through :func:`~ragrail.reports.text.visible`, whose output
+holds only characters XML 1.0 allows: an ESC in a reason or a NUL in an answer never
+makes the file unreadable for the CI server.
+"""
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 
-from ragrail.compare import Diff
+from ragrail.compare import Diff, first_error, judge_failed
+from ragrail.reports.text import visible
 from ragrail.results import RunResult
+
+
+def _answer(text: str) -> str:
+    """An answer as element text: its line breaks kept, the rest made visible."""
+    return visible(text, one_line=False)
+
+
+def _seconds(latency_ms: float) -> str:
+    return f"{latency_ms / 1000:.3f}" if math.isfinite(latency_ms) else "0.000"
 
 
 def junit_xml(run: RunResult, diff: Diff | None = None) -> str:
     """A ``testsuites`` document with one ``testsuite`` for the run.
 
     A question whose answer failed is a ``failure`` (message: its problems); one whose
-    call failed is an ``error``; a question that got WORSE against the baseline is a
+    call failed is an ``error`` (saying so when it passed in the baseline), and so is
+    one the judge failed on; a question that got WORSE against the baseline is a
     failure too, even if its answer still passes (its retrieval dropped).
     """
     worse: dict[str, list[str]] = {}
+    was_passing: set[str] = set()
     if diff is not None:
         for change in diff.worse:
             worse.setdefault(change.case_id, []).append(change.detail)
+        was_passing = {c.case_id for c in diff.errors}
     failures = errors = 0
-    suite = ET.Element("testsuite", name=run.config.name)
+    suite = ET.Element("testsuite", name=visible(run.config.name))
     classname = "ragrail." + "".join(ch if ch.isalnum() else "_" for ch in run.config.name.lower())
     for case in run.cases:
         tc = ET.SubElement(
             suite,
             "testcase",
-            name=case.id,
+            name=visible(case.id),
             classname=classname,
-            time=f"{case.trace.latency_ms / 1000:.3f}",
+            time=_seconds(case.trace.latency_ms),
         )
         if case.errored:
             errors += 1
-            message = next((s.error for s in case.trace.all_samples() if s.error), "error")
-            ET.SubElement(tc, "error", message=message, type="system-error").text = message
-        elif case.answer_pass is False or case.id in worse:
+            reason = first_error(case) or "error"
+            if case.id in was_passing:
+                reason = f"passed in the baseline, now errors: {reason}"
+            ET.SubElement(tc, "error", message=visible(reason), type="system-error").text = visible(
+                reason
+            )
+        elif judge_failed(case):
+            errors += 1
+            reason = "; ".join(case.judge.errors if case.judge else [])
+            ET.SubElement(
+                tc, "error", message=visible(f"judge: {reason}"), type="judge-error"
+            ).text = visible(reason)
+        if case.answer_pass is False or case.id in worse:
             failures += 1
             reasons = list(case.problems) + [
                 f"WORSE vs baseline: {w}" for w in worse.get(case.id, [])
@@ -46,13 +75,15 @@ def junit_xml(run: RunResult, diff: Diff | None = None) -> str:
                     + (f" ({case.cause_detail})" if case.cause_detail else "")
                 )
             ET.SubElement(
-                tc, "failure", message="; ".join(reasons), type="answer"
-            ).text = "\n".join(detail)
-        ET.SubElement(tc, "system-out").text = f"Q: {case.question}\nA: {case.trace.answer or ''}"
+                tc, "failure", message=visible("; ".join(reasons)), type="answer"
+            ).text = "\n".join(map(visible, detail))
+        ET.SubElement(
+            tc, "system-out"
+        ).text = f"Q: {visible(case.question)}\nA: {_answer(case.trace.answer or '')}"
     suite.set("tests", str(len(run.cases)))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
-    suite.set("timestamp", run.created_at)
+    suite.set("timestamp", visible(run.created_at))
     root = ET.Element(
         "testsuites",
         name="ragrail",

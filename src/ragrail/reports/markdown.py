@@ -1,33 +1,66 @@
-"""A Markdown summary for a pull-request comment or GitHub's job summary: regressions first."""
+"""A Markdown summary for a pull-request comment or GitHub's job summary: errors and
+regressions first."""
 
 from __future__ import annotations
 
-from ragrail.compare import Diff, pct
+import re
+
+from ragrail.compare import Diff, first_error, judge_failed, pct, run_summary
+from ragrail.reports.text import visible
 from ragrail.results import RunResult
+
+# Markdown syntax that could turn text into emphasis, a link, an image or a code span.
+_INLINE = re.compile(r"([\\`*_\[\]~])")
 
 
 def cell(text: str) -> str:
-    """Escape model or document text for a Markdown table cell: no HTML, no pipes, one line."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return " ".join(text.replace("|", "\\|").split())
+    """Escape model or document text for a Markdown table cell: no HTML, no pipes, no
+    links or emphasis, one line (line breaks become spaces), control characters and bidi
+    overrides visible."""
+    text = (
+        visible(text, one_line=False)
+        .replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+    )
+    return " ".join(_INLINE.sub(r"\\\1", text).replace("|", "\\|").split())
+
+
+def code(text: str) -> str:
+    """A case id as an inline code span for a table cell: shown literally, whatever it holds.
+
+    Code spans show ``&lt;`` and ``\\*`` literally, so only what would end the span or
+    the cell is handled: the fence is one backtick longer than any run inside, and pipes
+    are escaped (GitHub removes that backslash in tables, code spans included).
+    """
+    text = visible(text).replace("|", "\\|")
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
     t = run.totals
-    lines = []
-    if diff is not None and diff.regressed:
-        n = len({c.case_id for c in diff.worse})
-        lines.append(
-            f"## ragrail: {cell(run.config.name)}: {n} question{'s' if n != 1 else ''} got worse"
-        )
-    elif diff is not None:
-        lines.append(f"## ragrail: {cell(run.config.name)}: no regressions")
-    else:
-        lines.append(f"## ragrail: {cell(run.config.name)}")
-    lines.append("")
+    verdict = diff.summary() if diff is not None else run_summary(run)
+    title = f"## ragrail: {cell(run.config.name)}"
+    lines = [f"{title}: {verdict}" if verdict else title, ""]
+    errored = [c for c in run.cases if c.errored or judge_failed(c)]
+    if errored:
+        was_passing = {c.case_id for c in diff.errors} if diff is not None else set()
+        lines += ["### Errors", "", "| question | what failed |", "| --- | --- |"]
+        for c in errored:
+            if c.errored:
+                why = first_error(c)
+                if c.id in was_passing:
+                    why = f"passed in the baseline, now errors: {why}"
+            else:
+                why = "judge: " + "; ".join(c.judge.errors if c.judge else [])
+            lines.append(f"| {code(c.id)} | {cell(why)} |")
+        lines.append("")
     if diff is not None and diff.worse:
         lines += ["### Regressions", "", "| question | what got worse |", "| --- | --- |"]
-        lines += [f"| `{cell(c.case_id)}` | {cell(c.detail)} |" for c in diff.worse]
+        lines += [f"| {code(c.case_id)} | {cell(c.detail)} |" for c in diff.worse]
         lines.append("")
     lines += ["### Totals", ""]
     if diff is not None:
@@ -44,14 +77,16 @@ def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
         lines.append(f"| hit rate@{run.config.top_k} | {pct(t.hit_rate)} |")
         lines.append(f"| recall@{run.config.top_k} | {pct(t.recall)} |")
         lines.append(f"| answers pass | {pct(t.answer_pass_rate)} |")
+    asked = t.n_answers + t.n_answer_errors
     lines.append(
-        f"\n{t.n_cases} questions; {t.answers_passed} of {t.n_answers} answers pass"
-        + (f"; {t.n_errors} errors" if t.n_errors else "")
+        f"\n{t.n_cases} questions; {t.answers_passed} of {asked} answers pass"
+        + (f" ({t.n_answer_errors} lost to errors)" if t.n_answer_errors else "")
+        + (f"; {t.n_errors} question{'s' if t.n_errors != 1 else ''} errored" if t.n_errors else "")
         + "."
     )
     if diff is not None and diff.fixed:
         lines += ["", "### Fixed", "", "| question | what got better |", "| --- | --- |"]
-        lines += [f"| `{cell(c.case_id)}` | {cell(c.detail)} |" for c in diff.fixed]
+        lines += [f"| {code(c.case_id)} | {cell(c.detail)} |" for c in diff.fixed]
     failing = [c for c in run.cases if c.cause]
     if failing:
         lines += [
@@ -62,7 +97,7 @@ def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
             "| --- | --- | --- |",
         ]
         lines += [
-            f"| `{cell(c.id)}` | {cell(c.cause or '')} | {cell(c.cause_detail or '; '.join(c.problems))} |"
+            f"| {code(c.id)} | {cell(c.cause or '')} | {cell(c.cause_detail or '; '.join(c.problems) or first_error(c))} |"
             for c in failing
         ]
         lines += ["", "</details>"]

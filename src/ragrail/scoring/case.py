@@ -12,7 +12,7 @@ from ragrail.scoring import context as ctx
 from ragrail.scoring import ranking
 from ragrail.scoring import retrieval as rs
 from ragrail.scoring.answers import abstains, answer_correctness, check_answer
-from ragrail.scoring.checks import run_check
+from ragrail.scoring.checks import CheckError, run_check
 from ragrail.scoring.claims import check_claims, faithfulness
 
 
@@ -32,6 +32,15 @@ def answer_problems(
         p for c in (*options.checks, *case.checks) for p in run_check(c, answer, case)
     ]
     return problems + check_problems, check_problems
+
+
+def _check_failed(result: CaseResult, reason: str) -> CaseResult:
+    """A check that could not judge the answer makes the question an error: no
+    answer verdict at all, so it can neither pass nor count as a regression."""
+    result.trace = result.trace.model_copy(update={"error": reason})
+    result.correctness = result.faithfulness = None
+    result.claims = []
+    return result
 
 
 def score_case(case: Case, trace: Trace, options: ScoringOptions | None = None) -> CaseResult:
@@ -80,7 +89,10 @@ def score_case(case: Case, trace: Trace, options: ScoringOptions | None = None) 
     outcomes = []
     for sample in trace.all_samples():
         text = sample.answer or ""
-        problems, check_problems = answer_problems(case, text, given, options)
+        try:
+            problems, check_problems = answer_problems(case, text, given, options)
+        except CheckError as exc:
+            return _check_failed(result, str(exc))
         if options.require_faithful and not abstains(text):
             problems += [
                 f'unsupported claim "{v.claim}"'

@@ -13,6 +13,12 @@ Kinds:
   number) lies within ``min``/``max``, e.g. a refund of at most the ₹150 cap;
 - ``python``: ``function = "package.module:function"`` called as
   ``function(answer, case)``, returning a list of problems (or a bool).
+
+Every check is validated when the config or golden set is loaded (a regular
+expression compiles, a schema is a schema, a function imports), so a mistake
+in one is exit 2 before anything runs. A check that fails while scoring (a
+function that raises) raises :class:`CheckError`: that question's error, never
+a verdict.
 """
 
 from __future__ import annotations
@@ -20,23 +26,47 @@ from __future__ import annotations
 import importlib
 import json
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ragrail.errors import InputError
 
 
+class CheckError(Exception):
+    """A check could not give a verdict on an answer (its function raised): the
+    question's error, not a pass and not a fail."""
+
+
 class _Check(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     name: str | None = None  # shown in problems; defaults to the kind
+
+    @property
+    def label(self) -> str:
+        return self.name or self.type  # type: ignore[attr-defined]
+
+
+def _compile(pattern: str, what: str, label: str, flags: int = 0) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, flags)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise ValueError(f"check {label!r}: invalid regex in {what} {pattern!r}: {exc}") from None
 
 
 class Contains(_Check):
     type: Literal["contains", "not_contains"]
     value: str
     regex: bool = False
+
+    @model_validator(mode="after")
+    def _regex_compiles(self) -> Contains:
+        if self.regex:
+            _compile(self.value, "value", self.label, re.I)
+        return self
 
 
 class IsJson(_Check):
@@ -46,6 +76,20 @@ class IsJson(_Check):
 class JsonSchema(_Check):
     type: Literal["json_schema"]
     json_schema: dict[str, Any] = Field(alias="schema")
+
+    @model_validator(mode="after")
+    def _is_a_schema(self) -> JsonSchema:
+        import jsonschema
+
+        try:
+            jsonschema.Draft202012Validator.check_schema(self.json_schema)
+        except jsonschema.SchemaError as exc:
+            at = "/".join(map(str, exc.path))
+            raise ValueError(
+                f"check {self.label!r}: not a valid JSON schema"
+                f"{f' at {at}' if at else ''}: {exc.message}"
+            ) from None
+        return self
 
 
 class NoPII(_Check):
@@ -61,15 +105,59 @@ class NumberBound(_Check):
     min: float | None = None
     max: float | None = None
 
+    @model_validator(mode="after")
+    def _pattern_compiles(self) -> NumberBound:
+        _compile(self.pattern, "pattern", self.label)
+        return self
+
 
 class PythonCheck(_Check):
     type: Literal["python"]
     function: str
 
+    @model_validator(mode="after")
+    def _looks_like_a_target(self) -> PythonCheck:
+        module, _, attr = self.function.partition(":")
+        if not module or not attr:
+            raise ValueError(
+                f"check {self.label!r}: function {self.function!r} must look like "
+                "package.module:function"
+            )
+        return self
+
 
 CheckSpec = Annotated[
     Contains | IsJson | JsonSchema | NoPII | NumberBound | PythonCheck, Field(discriminator="type")
 ]
+
+CHECK_TYPES = frozenset(
+    t
+    for model in (Contains, IsJson, JsonSchema, NoPII, NumberBound, PythonCheck)
+    for t in model.model_fields["type"].annotation.__args__  # type: ignore[union-attr]
+)
+
+
+def error_field(loc: Sequence[int | str]) -> str:
+    """A validation error's location as a dotted field, without the check type
+    pydantic adds after a check's index (``checks.0.contains.value`` reads
+    ``checks.0.value``)."""
+    parts = [
+        str(part)
+        for i, part in enumerate(loc)
+        if not (
+            part in CHECK_TYPES
+            and i >= 2
+            and loc[i - 2] == "checks"
+            and isinstance(loc[i - 1], int)
+        )
+    ]
+    return ".".join(parts)
+
+
+def error_message(err: Any) -> str:
+    """A pydantic error's message without its "Value error, " prefix."""
+    return str(err["msg"]).removeprefix("Value error, ")
+
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _DIGIT_RUN = re.compile(r"\+?\d[\d\s().-]{6,}\d")
@@ -112,19 +200,74 @@ def _parse_number(raw: str) -> float | None:
         return None
 
 
-def load_function(spec: str) -> Callable[..., Any]:
-    """Import ``package.module:function``, or raise an InputError that names it."""
+_PROJECT_ROOTS: set[str] = set()  # folders put on sys.path for a project's own modules
+
+
+def load_function(
+    spec: str, root: Path | None = None, what: str = "check function"
+) -> Callable[..., Any]:
+    """Import ``package.module:function``, or raise an InputError that names it.
+
+    With ``root`` (the project folder), modules are imported from there first,
+    as a Python system target is. Anything that goes wrong while importing
+    (a missing module, a syntax error, code that raises or exits at import) is
+    an InputError: the user's configuration, not a crash.
+    """
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
-        raise InputError(f"check function {spec!r} must look like package.module:function")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise InputError(f"cannot import {module_name!r} for check {spec!r}: {exc}") from None
+        raise InputError(f"{what} {spec!r} must look like package.module:function")
+    if root is not None:
+        _use_project_root(root, module_name)
+    module = sys.modules.get(module_name)
+    if module is None:
+        try:
+            importlib.invalidate_caches()  # a module file written since the last import
+            module = importlib.import_module(module_name)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SyntaxError, an exception or sys.exit() at import time
+            reason = str(exc) if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
+            raise InputError(
+                f"cannot import {module_name!r} for {what} {spec!r}: {reason}"
+            ) from None
     func = getattr(module, attr, None)
     if not callable(func):
-        raise InputError(f"{spec!r}: {module_name} has no function {attr!r}")
+        raise InputError(f"{what} {spec!r}: {module_name} has no function {attr!r}")
     return func
+
+
+def _use_project_root(root: Path, module_name: str) -> None:
+    """Put the project folder first on sys.path; forget a same-named module that an
+    earlier project in this process imported from its own folder."""
+    folder = str(Path(root).resolve())
+    if folder in sys.path:
+        sys.path.remove(folder)
+    sys.path.insert(0, folder)
+    _PROJECT_ROOTS.add(folder)
+    top = module_name.split(".")[0]
+    cached = sys.modules.get(top)
+    origin = getattr(cached, "__file__", None)
+    if cached is None or origin is None:
+        return
+    home = str(Path(origin).resolve().parent)
+    if top in sys.builtin_module_names or home == folder:
+        return
+    if any(Path(home).is_relative_to(r) for r in _PROJECT_ROOTS - {folder}):
+        for name in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+            del sys.modules[name]
+
+
+def resolve_functions(
+    checks: Sequence[Any], root: Path | None = None, seen: set[str] | None = None
+) -> None:
+    """Import every ``python`` check's function now, so a missing one is exit 2
+    before the run, not a surprise halfway through scoring. Functions named in
+    ``seen`` are skipped, and each one imported is added to it."""
+    for check in checks:
+        if isinstance(check, PythonCheck) and (seen is None or check.function not in seen):
+            load_function(check.function, root, f"check {check.label!r}: function")
+            if seen is not None:
+                seen.add(check.function)
 
 
 def run_check(check: Any, answer: str, case: Any = None) -> list[str]:
@@ -148,10 +291,15 @@ def run_check(check: Any, answer: str, case: Any = None) -> list[str]:
         if isinstance(check, JsonSchema):
             import jsonschema
 
-            errors = sorted(
-                jsonschema.Draft202012Validator(check.json_schema).iter_errors(data),
-                key=lambda e: list(e.path),
-            )
+            try:
+                errors = sorted(
+                    jsonschema.Draft202012Validator(check.json_schema).iter_errors(data),
+                    key=lambda e: [str(p) for p in e.path],
+                )
+            except Exception as exc:  # e.g. a $ref that cannot be resolved
+                raise CheckError(
+                    f"check {label!r}: the schema could not be applied: {type(exc).__name__}: {exc}"
+                ) from None
             return [
                 f"{label}: {'/'.join(map(str, e.path)) or '(root)'}: {e.message}"
                 for e in errors[:3]
@@ -171,8 +319,29 @@ def run_check(check: Any, answer: str, case: Any = None) -> list[str]:
                 problems.append(f"{label}: {value:g} is below the minimum {check.min:g}")
         return problems
     if isinstance(check, PythonCheck):
-        verdict = load_function(check.function)(answer, case)
-        if isinstance(verdict, bool):
-            return [] if verdict else [f"{label}: {check.function} returned False"]
-        return [f"{label}: {p}" for p in verdict or []]
+        return _run_function(check, label, answer, case)
     raise TypeError(f"unknown check {check!r}")  # pragma: no cover
+
+
+def _run_function(check: PythonCheck, label: str, answer: str, case: Any) -> list[str]:
+    """Call a check function; anything but a list of problems or a bool is a CheckError."""
+    func = load_function(check.function, what=f"check {label!r}: function")
+    try:
+        verdict = func(answer, case)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the user's code: even sys.exit() must not end the run
+        raise CheckError(
+            f"check {label!r} ({check.function}) raised {type(exc).__name__}: {exc}"
+        ) from None
+    if isinstance(verdict, bool):
+        return [] if verdict else [f"{label}: {check.function} returned False"]
+    if verdict is None:
+        return []
+    if isinstance(verdict, list | tuple):
+        return [f"{label}: {p}" for p in verdict]
+    # a string would otherwise be read as one problem per character
+    raise CheckError(
+        f"check {label!r} ({check.function}) returned {type(verdict).__name__}; "
+        "expected a list of problems or a bool"
+    )

@@ -1,0 +1,59 @@
+"""Strict JSON reading (fileio.parse_json and friends): positions, fields, BOM, depth."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragrail.errors import InputError
+from ragrail.fileio import json_array_items, json_path_at, parse_json
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ('{"a": X}', "a"),
+        ('{"a": {"b": [1, 2, X]}}', "a.b.2"),
+        ('[{"a": 1}, {"b": X}]', "1.b"),
+        ('{"a": [1, {"k": 2}], "b": X}', "b"),
+        ('{"a,b": {"c:d": X}}', "a,b.c:d"),
+        ('{"q\\"x": [X]}', 'q"x.0'),
+        ('{"s": "}]{[", "t": X}', "t"),
+        ("X", "(top level)"),
+    ],
+)
+def test_json_path_at_names_the_field_at_an_offset(text, path):
+    assert json_path_at(text, text.index("X")) == path
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        ('{"score": NaN}', "f.json:1:11", "field 'score': NaN is not valid JSON"),
+        ('{"s": "NaN", "x": [\n  1,\n  -Infinity]}', "f.json:3:3", "field 'x.1': -Infinity"),
+        ("[Infinity]", "f.json:1:2", "field '0': Infinity"),
+        ('{"a": 1,}', "f.json:1:9", "invalid JSON"),
+        ("[" * 50_000 + "]" * 50_000, "f.json", "nested too deeply"),
+    ],
+)
+def test_parse_json_refuses_what_is_not_strict_json(text, where, message):
+    with pytest.raises(InputError) as info:
+        parse_json(text, "f.json")
+    assert info.value.where == where
+    assert message in info.value.message
+
+
+def test_a_jsonl_line_reports_its_own_line_number():
+    with pytest.raises(InputError) as info:
+        parse_json('{"a": NaN}', "f.jsonl", line=7)
+    assert info.value.where == "f.jsonl:7:7"
+    with pytest.raises(InputError) as info:
+        parse_json("[" * 50_000, "f.jsonl", line=7)
+    assert info.value.where == "f.jsonl:7"
+
+
+def test_a_bom_is_skipped_and_lines_still_count_from_one():
+    assert parse_json('\ufeff{"a": 1}', "f.json") == {"a": 1}
+    assert json_array_items('\ufeff[\n{"a": 1},\n\n{"b": 2}]', "f.json") == [
+        ({"a": 1}, 2),
+        ({"b": 2}, 4),
+    ]

@@ -1,0 +1,128 @@
+"""Precomputed outputs (``[system] kind = "outputs"``): every line checked, every number finite."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from ragrail.errors import InputError
+from ragrail.golden import Case
+from ragrail.systems import OutputsFile, parse_output
+
+OUTPUTS_TOML = """name = "outputs bot"
+docs = "docs"
+golden = "golden.json"
+baseline = "baseline.json"
+
+[system]
+kind = "outputs"
+path = "outputs.jsonl"
+"""
+CONTEXT = {"id": "faq#1", "source": "faq", "text": "some text", "score": 0.5}
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def one_error_line(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("ragrail: error: ")
+    return lines[0]
+
+
+@pytest.fixture
+def project(cli, tmp_path) -> Path:
+    """Kitebase scored from an outputs file, with a baseline saved from it."""
+    dest = tmp_path / "kb"
+    assert cli("example", "kitebase", str(dest)).code == 0
+    (dest / "ragrail.toml").write_text(OUTPUTS_TOML)
+    ids = [c["id"] for c in json.loads((dest / "golden.json").read_text())]
+    lines = [json.dumps({"id": i, "answer": "I don't know.", "contexts": [CONTEXT]}) for i in ids]
+    (dest / "outputs.jsonl").write_text("\n".join(lines) + "\n")
+    r = cli("run", "--save-baseline", "--no-history", cwd=dest)
+    assert r.code == 0, r.out + r.err
+    return dest
+
+
+def spoil(project: Path, index: int, text: str) -> None:
+    path = project / "outputs.jsonl"
+    lines = path.read_text().split("\n")
+    lines[index] = text
+    path.write_text("\n".join(lines))
+
+
+def with_score(score: str) -> str:
+    line = json.dumps({"id": "link-expiry", "answer": "x", "contexts": [{**CONTEXT, "score": 0}]})
+    return line.replace('"score": 0', f'"score": {score}')
+
+
+BAD_LINES = [
+    ("nan-score", with_score("NaN"), "outputs.jsonl:2:", "field 'contexts.0.score': NaN"),
+    ("infinity-score", with_score("Infinity"), "outputs.jsonl:2:", "field 'contexts.0.score'"),
+    ("minus-infinity", with_score("-Infinity"), "outputs.jsonl:2:", "-Infinity is not valid JSON"),
+    ("nan-as-string", with_score('"NaN"'), "outputs.jsonl:2", "finite number"),
+    ("overflow-to-inf", with_score("1e999"), "outputs.jsonl:2", "finite number"),
+    ("deep", "[" * 100_000 + "]" * 100_000, "outputs.jsonl:2", "nested too deeply"),
+    ("not-an-object", "[1]", "outputs.jsonl:2", "must be a JSON object"),
+    ("broken-json", '{"id": "x", ', "outputs.jsonl:2:", "invalid JSON"),
+    (
+        "duplicate-id",
+        json.dumps({"id": "no-recovery-email", "answer": "again"}),
+        "outputs.jsonl:2",
+        "duplicate id 'no-recovery-email' on lines 1 and 2",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "where", "needle"), BAD_LINES, ids=[b[0] for b in BAD_LINES]
+)
+def test_a_bad_outputs_line_is_exit_2_and_the_baseline_is_byte_identical(
+    cli, project, name, line, where, needle
+):
+    spoil(project, 1, line)
+    before = digest(project / "baseline.json")
+    r = cli("run", "--save-baseline", cwd=project)
+    assert r.code == 2, r.out + r.err
+    message = one_error_line(r.err)
+    assert where in message and needle in message
+    assert digest(project / "baseline.json") == before
+    assert not (project / ".ragrail" / "history.sqlite").exists()
+
+
+def test_a_huge_but_finite_score_is_fine(cli, project):
+    spoil(project, 1, with_score("1e300"))
+    assert cli("run", "--baseline", "none.json", cwd=project).code == 0
+
+
+def test_bom_and_line_separators_inside_strings_are_accepted(tmp_path):
+    path = tmp_path / "outputs.jsonl"
+    answer = "I don't\u2028know.\u2029Really\x85."
+    lines = [
+        json.dumps({"id": "a", "answer": answer, "contexts": [CONTEXT]}, ensure_ascii=False),
+        json.dumps({"question": "Second?", "answer": "b"}),
+    ]
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode())
+    outputs = OutputsFile(path)
+    assert outputs.trace(Case(id="a", question="q?")).answer == answer
+    assert outputs.trace(Case(id="x", question="Second?")).answer == "b"
+
+
+def test_two_lines_for_the_same_question_are_refused(tmp_path):
+    path = tmp_path / "outputs.jsonl"
+    path.write_text('{"question": "Q?", "answer": "a"}\n\n{"question": " Q?", "answer": "b"}\n')
+    with pytest.raises(InputError, match="duplicate question 'Q\\?' on lines 1 and 3") as info:
+        OutputsFile(path)
+    assert info.value.where == f"{path}:3"
+
+
+@pytest.mark.parametrize("score", [float("nan"), float("inf"), float("-inf"), "nan"])
+def test_a_reply_with_a_non_finite_score_is_refused_naming_the_field(score):
+    reply = {"answer": "x", "contexts": [{"id": "a", "text": "t", "score": score}]}
+    with pytest.raises(InputError, match=r"'contexts\.0\.score': Input should be a finite number"):
+        parse_output(reply, "system.target bot:answer")

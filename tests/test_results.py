@@ -1,0 +1,196 @@
+"""Saved runs (baselines, --json results): read strictly, written only when they read back."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragrail.errors import InputError, SystemFailure
+from ragrail.results import load_run
+
+
+@pytest.fixture
+def project(cli, tmp_path) -> Path:
+    dest = tmp_path / "kb"
+    assert cli("example", "kitebase", str(dest)).code == 0
+    return dest
+
+
+@pytest.fixture
+def saved(project: Path) -> dict[str, Any]:
+    return json.loads((project / "baseline.json").read_text())
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def one_error_line(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("ragrail: error: ")
+    return lines[0]
+
+
+def first_case(**fields: Any):
+    def edit(data: dict[str, Any]) -> None:
+        data["cases"][0].update(fields)
+
+    return edit
+
+
+def totals(**fields: Any):
+    def edit(data: dict[str, Any]) -> None:
+        data["totals"].update(fields)
+
+    return edit
+
+
+EDITS = [
+    ("recall-above-one", first_case(retrieval_recall=1.5), "cases.0.retrieval_recall", "got 1.5"),
+    (
+        "recall-negative",
+        first_case(retrieval_recall=-0.5),
+        "cases.0.retrieval_recall",
+        "greater than or equal to 0",
+    ),
+    ("recall-nan", first_case(retrieval_recall=float("nan")), "cases.0.retrieval_recall", "NaN"),
+    (
+        "recall-inf",
+        first_case(retrieval_recall=float("inf")),
+        "cases.0.retrieval_recall",
+        "Infinity",
+    ),
+    ("recall-string", first_case(retrieval_recall="high"), "cases.0.retrieval_recall", "number"),
+    (
+        "negative-runs",
+        first_case(answer_runs=-1),
+        "cases.0.answer_runs",
+        "greater than or equal to 0",
+    ),
+    (
+        "passes-above-runs",
+        first_case(answer_passes=5, answer_runs=1),
+        "answer_passes (5)",
+        "answer_runs (1)",
+    ),
+    (
+        "precision-above-one",
+        first_case(context_precision=2),
+        "cases.0.context_precision",
+        "less than or equal to 1",
+    ),
+    (
+        "latency-negative",
+        lambda d: d["cases"][0]["trace"].update(latency_ms=-3),
+        "trace.latency_ms",
+        "greater than or equal to 0",
+    ),
+    (
+        "score-nan",
+        lambda d: d["cases"][0]["trace"]["retrieved"][0].update(score=float("nan")),
+        "cases.0.trace.retrieved.0.score",
+        "NaN",
+    ),
+    (
+        "rank-zero",
+        lambda d: d["cases"][0]["trace"]["retrieved"][0].update(rank=0),
+        "retrieved.0.rank",
+        "greater than or equal to 1",
+    ),
+    (
+        "pass-rate-above-one",
+        totals(answer_pass_rate=1.2),
+        "totals.answer_pass_rate",
+        "less than or equal to 1",
+    ),
+    ("hit-rate-nan", totals(hit_rate=float("nan")), "totals.hit_rate", "NaN"),
+    ("negative-errors", totals(n_errors=-2), "totals.n_errors", "greater than or equal to 0"),
+    ("passed-above-answers", totals(answers_passed=99), "answers_passed (99)", "n_answers"),
+    (
+        "stat-n-negative",
+        lambda d: d["totals"].setdefault("stats", {}).update(recall={"value": 0.5, "n": -1}),
+        "totals.stats.recall.n",
+        "greater than or equal to 0",
+    ),
+    ("duplicate-case-ids", lambda d: d["cases"].append(d["cases"][0]), "twice", "cases.0"),
+    ("case-not-object", lambda d: d["cases"].__setitem__(0, 7), "field 'cases.0'", "dictionary"),
+    ("cases-missing", lambda d: d.pop("cases"), "field 'cases' is missing", ""),
+    ("unknown-field", first_case(bonus=1), "unknown field 'cases.0.bonus'", ""),
+    ("future-version", lambda d: d.update(schema_version=999), "schema_version 999", ""),
+]
+
+
+@pytest.mark.parametrize(("name", "edit", "field", "detail"), EDITS, ids=[e[0] for e in EDITS])
+def test_a_hand_edited_baseline_out_of_range_is_exit_2_naming_the_field(
+    cli, project, saved, name, edit, field, detail
+):
+    assert saved["cases"][0]["trace"]["retrieved"], "the first case needs a retrieved chunk"
+    edit(saved)
+    baseline = project / "baseline.json"
+    baseline.write_text(json.dumps(saved, indent=2, allow_nan=True))
+    before = digest(baseline)
+    r = cli("run", "--save-baseline", cwd=project)
+    assert r.code == 2, r.out + r.err
+    line = one_error_line(r.err)
+    assert "baseline.json" in line and field in line and detail in line
+    assert digest(baseline) == before
+    # the same file read as --json results by `report --from-json`
+    r = cli("report", "--from-json", str(baseline), "-o", str(project / "r.html"), cwd=project)
+    assert r.code == 2 and field in one_error_line(r.err)
+    assert not (project / "r.html").exists()
+
+
+def test_a_nan_literal_is_named_with_its_line_column_and_case(project, saved):
+    path = project / "baseline.json"
+    saved["cases"][2]["retrieval_recall"] = float("nan")
+    path.write_text(json.dumps(saved, indent=2, allow_nan=True))
+    with pytest.raises(InputError) as info:
+        load_run(path)
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "NaN" in t)
+    assert info.value.where is not None and info.value.where.startswith(f"{path}:{line}:")
+    assert "field 'cases.2.retrieval_recall': NaN is not valid JSON" in info.value.message
+
+
+def test_an_out_of_range_value_names_the_case_id(project, saved):
+    saved["cases"][1]["retrieval_recall"] = 1.5
+    path = project / "baseline.json"
+    path.write_text(json.dumps(saved))
+    with pytest.raises(InputError, match=f"case {saved['cases'][1]['id']!r}"):
+        load_run(path)
+
+
+def test_a_saved_run_round_trips_and_its_file_reads_back(project):
+    path = project / "baseline.json"
+    run = load_run(path)
+    out = project / "copy.json"
+    run.save(out)
+    assert load_run(out, "results") == run
+
+
+def test_save_refuses_a_run_that_would_not_read_back_and_keeps_the_old_file(project):
+    path = project / "baseline.json"
+    run = load_run(path)
+    before = digest(path)
+    run.cases[0].retrieval_recall = float("nan")  # assignment is not validated
+    with pytest.raises(SystemFailure, match=r"not saved: .*cases\.0\.retrieval_recall.*NaN"):
+        run.save(path, "baseline")
+    assert digest(path) == before
+    assert sorted(p.name for p in project.iterdir() if p.name.startswith(".baseline")) == []
+
+    run = load_run(path)
+    run.totals.hit_rate = 3.0  # out of range, but serialisable: the read-back validates
+    with pytest.raises(SystemFailure, match=r"totals\.hit_rate"):
+        run.save(path, "baseline")
+    assert digest(path) == before
+
+
+def test_a_run_never_saves_nan_as_null(project):
+    run = load_run(project / "baseline.json")
+    run.cases[0].correctness = float("inf")
+    text = run.to_json()
+    assert "Infinity" in text and "null" not in text.split('"correctness"')[1][:10]
