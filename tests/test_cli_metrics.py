@@ -56,6 +56,14 @@ def test_late_refund_scenarios_match_the_article(cli):
     assert '"capped at ₹150": number 150 not in the context' in " ".join(r.out.split())
 
 
+def test_late_refund_bundled_baseline_matches_its_own_config(cli):
+    # the bundled baseline records what a run records: no spurious "changed:" line
+    r = cli("run", "--example", "late-refund", "--no-history")
+    assert r.code == 0, r.err
+    assert "changed:" not in r.out
+    assert "No regressions." in r.out
+
+
 def test_late_refund_json_carries_every_metric_and_cause(cli, tmp_path):
     out = tmp_path / "r.json"
     cli("run", "--example", "late-refund", "--json", str(out))
@@ -70,11 +78,24 @@ def test_late_refund_json_carries_every_metric_and_cause(cli, tmp_path):
     assert cases["right-answer"]["cause"] is None
 
 
-def test_kitebase_fact_cut_across_two_chunks(cli):
-    r = cli("demo", "--chunk-words", "50")
-    line = why_line(r.out, "downgrade-timing")
-    assert "fact cut across chunks" in line
-    assert "plans#1 and plans#2" in line
+def test_kitebase_sentence_split_from_its_fact_at_50_words(cli, tmp_path):
+    # "Downgrades apply at the | end of the billing period.": the fact is whole in
+    # plans#2, only its sentence is cut (issue 11: not "fact split across chunks")
+    r = cli("demo", "--chunk-words", "50", "--json", str(tmp_path / "r.json"))
+    assert "fact's sentence split from its context" in why_line(r.out, "downgrade-timing")
+    cases = {c["id"]: c for c in json.loads((tmp_path / "r.json").read_text())["cases"]}
+    detail = cases["downgrade-timing"]["cause_detail"]
+    assert "whole in plans#2" in detail and "part of it in plans#1" in detail
+    assert "fact split across chunks" not in r.out
+
+
+def test_kitebase_fact_split_across_two_chunks_at_25_words(cli, tmp_path):
+    # '... click "I can't access | my email"': the fact's own text is cut
+    r = cli("demo", "--chunk-words", "25", "--json", str(tmp_path / "r.json"))
+    assert "fact split across chunks" in why_line(r.out, "no-recovery-email")
+    cases = {c["id"]: c for c in json.loads((tmp_path / "r.json").read_text())["cases"]}
+    assert cases["no-recovery-email"]["cause"] == "fact split across chunks"
+    assert "account-recovery#1 and account-recovery#2" in cases["no-recovery-email"]["cause_detail"]
 
 
 def test_kitebase_lost_phone_is_an_answering_failure_at_rank_2(cli):
@@ -109,7 +130,8 @@ def test_undefined_values_are_dashes_and_totals_say_how_many_cases(cli):
         ("run", "--example", "late-refund"),
     ],
 )
-def test_scorecard_fits_80_columns(cli, args):
+def test_scorecard_fits_80_columns(cli, args, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")  # the layout follows the terminal's width
     r = cli(*args)
     too_long = [
         ln for ln in r.out.splitlines() if len(ln) > 80 and not ln.startswith("No baseline")

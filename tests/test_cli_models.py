@@ -496,3 +496,40 @@ def test_sdk_base_url_environment_variable_is_honoured(cli, tmp_path, monkeypatc
         r = cli("demo", "--claude", cwd=tmp_path)
         assert r.code == 0, r.err
         assert len(fake.received) == 11
+
+
+def test_a_check_that_raises_on_a_rerun_answer_is_that_reruns_error(cli, tmp_path):
+    """The re-run's answer trips a check function that raises: that re-run shows the
+    check's error; the run is not a crash (exit 3 with an internal-error report)."""
+    import shutil
+
+    from ragrail.config import example_dir
+
+    project = tmp_path / "p"
+    shutil.copytree(example_dir("kitebase"), project)
+    (project / "mychecks.py").write_text(
+        "def calm(answer, case):\n"
+        "    if 'EXPLODE' in answer:\n"
+        "        raise ValueError('cannot judge this one')\n"
+        "    return True\n",
+        encoding="utf-8",
+    )
+    cfg = project / "ragrail.toml"
+    cfg.write_text(
+        cfg.read_text(encoding="utf-8")
+        + '\n[[checks]]\ntype = "python"\nfunction = "mychecks:calm"\n',
+        encoding="utf-8",
+    )
+
+    def script(req):
+        return [paste_top_chunk(req), Reply(text="EXPLODE")]
+
+    with FakeLLM(script) as fake:
+        r = cli(
+            "run", "--claude", "--base-url", fake.url, "--rerun-failures", "1",
+            "--no-history", cwd=project,
+        )
+    assert "internal error" not in r.err, r.err
+    assert "Re-runs of failing questions" in r.out
+    assert "cannot judge this one" in r.out
+    assert r.code == 0, r.err  # the re-runs are for reading: they never change the verdict

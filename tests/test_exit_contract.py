@@ -139,6 +139,51 @@ def test_ctrl_c_during_a_hung_target_is_130(cli, project):
     assert only_line(err) == "ragrail: interrupted"
 
 
+def test_sigterm_during_a_hung_target_is_130_in_one_line(project):
+    """A cancelled CI job sends SIGTERM: the run ends as on Ctrl-C, saying so, and
+    writes nothing (no --json, no temp file beside it)."""
+    (project / "hangs_too.py").write_text("import time\ndef answer(q):\n    time.sleep(60)\n")
+    cfg = project / "ragrail.toml"
+    table = '[system]\nkind = "python"\ntarget = "hangs_too:answer"\n'
+    cfg.write_text(cfg.read_text().replace("[pipeline]", table + "\n[pipeline]"))
+    before = sorted(p.name for p in project.iterdir())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragrail", "run", "--no-history", "--json", "out.json"],
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(3)  # started, and waiting on the first question
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=20)[1]
+    assert proc.returncode == 130
+    assert only_line(err) == "ragrail: terminated (SIGTERM)"
+    assert sorted(p.name for p in project.iterdir()) == before
+
+
+def test_sigterm_in_the_middle_of_saving_a_baseline_leaves_no_temp_file(cli, project, monkeypatch):
+    """The signal lands after the temp file is written and before the rename: the old
+    baseline stays, the temp file goes, the exit code is 130."""
+    import ragrail.fileio
+
+    before = (project / "baseline.json").read_bytes()
+    handler = signal.getsignal(signal.SIGTERM)
+    real_fsync = os.fsync
+
+    def fsync_then_sigterm(fd: int) -> None:
+        real_fsync(fd)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(ragrail.fileio.os, "fsync", fsync_then_sigterm)
+    r = cli("run", "--top-k", "1", "--save-baseline", "--no-history", cwd=project)
+    assert r.code == 130, r.err
+    assert "ragrail: terminated (SIGTERM)" in r.err
+    assert (project / "baseline.json").read_bytes() == before
+    assert not list(project.glob(".baseline.json.*"))
+    assert signal.getsignal(signal.SIGTERM) == handler  # put back as it was
+
+
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EIO, errno.EROFS, errno.EDQUOT])
 def test_a_failing_disk_is_exit_3_in_one_line(cli, project, reports, monkeypatch, code):
     fail_with(monkeypatch, OSError(code, os.strerror(code), "results.json"))

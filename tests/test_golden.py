@@ -63,7 +63,7 @@ def test_jsonl_and_cases_object(tmp_path):
         ('[{"id": "a", "question": "q", "fact": ["x"]}]', "unknown field 'fact'"),
         (
             '[{"id": "a", "question": "q", "facts": [""]}]',
-            "field 'facts': must not contain empty strings",
+            "field 'facts.0': a fact must not be empty",
         ),
         ('[{"id": "a", "question": "q", "facts": "x"}]', "field 'facts'"),
         ("[]", "no cases"),

@@ -590,3 +590,19 @@ def test_a_200_reply_without_the_mapped_fields_is_that_questions_error(
     assert r.code == 3, r.out + r.err
     assert set(trace_errors(out).values()) == {expected}
     assert len(server.auth_headers) == 12  # one call per question: a bad reply is not retried
+
+
+def test_a_second_project_with_the_same_module_name_imports_its_own(cli, tmp_path):
+    """Two projects in one process, each with its own `samename.py` target: the second
+    run must call its own module, not the one the first project left in sys.modules."""
+    first = python_project(cli, tmp_path / "one", "samename", f"def answer(q):\n    {IDK}\n")
+    second = python_project(
+        cli, tmp_path / "two", "samename", "def answer(q):\n    raise RuntimeError('second project')\n"
+    )
+    out1, out2 = tmp_path / "1.json", tmp_path / "2.json"
+    first_run = cli("run", "--no-history", "--baseline", "none.json", "--json", str(out1), cwd=first)
+    assert first_run.code == 0, first_run.err
+    r = cli("run", "--no-history", "--json", str(out2), cwd=second)
+    assert r.code == 3, r.out + r.err
+    assert set(trace_errors(out2).values()) == {"RuntimeError: second project"}
+    assert set(trace_errors(out1).values()) == {None}

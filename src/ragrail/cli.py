@@ -61,7 +61,7 @@ def cli() -> None:
     \b
     Exit codes: 0 no regression, 1 regression (or lint findings),
                 2 usage or input error, 3 the system under test, a model call,
-                the disk or ragrail itself failed, 130 interrupted.
+                the disk or ragrail itself failed, 130 interrupted (Ctrl-C, SIGTERM).
     """
 
 
@@ -164,9 +164,11 @@ def run_options(func: Any) -> Any:
         ),
         click.option(
             "--min-score",
-            type=FiniteFloat(0.0, 1.0),
+            type=FiniteFloat(min=0.0),
             metavar="S",
-            help="Chunks scoring below S are never returned (default 0.2).",
+            help="Chunks scoring below S are never returned (default 0.2), on the "
+            "retriever's own scale: standin 0-1, bm25 0 and up (unbounded, often 0-20), "
+            "dense -1 to 1 (cosine).",
         ),
         click.option(
             "--save-baseline",
@@ -244,7 +246,8 @@ def run_options(func: Any) -> Any:
         click.option(
             "--example",
             metavar="NAME",
-            help="Run a bundled example (kitebase, late-refund) instead of ./ragrail.toml.",
+            help="Run a bundled example (kitebase, late-refund, multilingual) "
+            "instead of ./ragrail.toml.",
         ),
         click.option(
             "--judge",
@@ -380,20 +383,27 @@ def _run(opts: RunOptions) -> int:
         )
     project = _project(opts.config, opts.example)
     cfg = project.config
+    if cfg.system.kind == "pipeline":
+        _check_min_score(opts.min_score, opts.retriever, project)
     baseline_path = opts.baseline or project.baseline
     # Read every input before any work, so a bad file fails fast and nothing is written.
     golden = load_golden(opts.golden or project.golden, project.root)
     # exists(), not is_file(): a folder or FIFO where the baseline should be is an error,
     # not "no baseline yet"; a dangling link is a baseline still to be saved
     baseline = load_run(baseline_path) if baseline_path.exists() else None
-    _check_outputs(opts, baseline_path)  # a bad output path must not cost a run
+    _check_outputs(opts, project, baseline_path)  # a bad output path must not cost a run
     history_path = _history_for_run(opts, project)
     judge_cfg = _judge_config(opts, cfg)
     if judge_cfg is not None:
         _check_gates(judge_cfg, project, opts)
+        _check_judge_provider(judge_cfg)
     top_k = opts.top_k or cfg.pipeline.top_k
     options = ScoringOptions(
-        k=top_k, checks=tuple(cfg.checks), require_faithful=cfg.scoring.require_faithful
+        k=top_k,
+        checks=tuple(cfg.checks),
+        require_faithful=cfg.scoring.require_faithful,
+        language=cfg.pipeline.language,
+        abstain_phrases=tuple(cfg.scoring.abstain_phrases),
     )
     if cfg.system.kind != "pipeline":
         result = _run_system(opts, project, golden, options)
@@ -424,18 +434,78 @@ def _run(opts: RunOptions) -> int:
     return code
 
 
-def _check_outputs(opts: RunOptions, baseline_path: Path) -> None:
-    """Refuse (exit 2) an output path that is a folder, FIFO or device, or cannot be written."""
+def _check_outputs(opts: RunOptions, project: Any, baseline_path: Path) -> None:
+    """Refuse (exit 2) an output path that is a folder, FIFO or device, or cannot be written,
+    that would overwrite one of the run's inputs (the golden set, the baseline, the project
+    file, a document), or that two outputs share (the second would replace the first)."""
     from ragrail.fileio import check_writable_output
 
-    for path, what in (
-        (opts.json_path, "--json results"),
-        (opts.junit, "--junit report"),
-        (opts.markdown, "--markdown summary"),
-        (baseline_path if opts.save_baseline else None, "baseline"),
-    ):
-        if path is not None:
-            check_writable_output(path, what)
+    outputs = [
+        (path, what)
+        for path, what in (
+            (opts.json_path, "--json results"),
+            (opts.junit, "--junit report"),
+            (opts.markdown, "--markdown summary"),
+            (baseline_path if opts.save_baseline else None, "baseline"),
+        )
+        if path is not None
+    ]
+    targets = [(check_writable_output(path, what), path, what) for path, what in outputs]
+    inputs = _project_inputs(project, opts.golden, opts.docs)
+    if opts.save_baseline:  # saving it is asked for; any other write over it is not
+        inputs.pop(_real(baseline_path), None)
+    else:
+        inputs[_real(baseline_path)] = "the baseline (use --save-baseline to replace it)"
+    _refuse_clashes(targets, inputs, opts.docs or project.docs)
+
+
+def _real(path: Path) -> Path:
+    import os
+
+    return Path(os.path.realpath(path))
+
+
+def _project_inputs(
+    project: Any, golden: Path | None = None, docs: Path | None = None
+) -> dict[Path, str]:
+    """The files a project's runs read, by their real path: no output may replace one."""
+    cfg = project.config
+    found = {
+        _real(golden or project.golden): "the golden set",
+        _real(project.baseline): "the baseline",
+    }
+    if cfg.system.kind == "outputs" and cfg.system.path:
+        found[_real(project.root / cfg.system.path)] = "the system's outputs file"
+    if project.config_path is not None:
+        found[_real(project.config_path)] = "the project file"
+    return found
+
+
+def _refuse_clashes(
+    targets: list[tuple[Path, Path, str]], inputs: dict[Path, str], docs: Path | None
+) -> None:
+    """Exit 2 when an output (``(real target, path as given, what)``) would replace an
+    input, land in the docs folder as a document, or share its file with another output."""
+    from ragrail.corpus import DOC_SUFFIXES
+
+    docs_dir = _real(docs) if docs is not None else None
+    seen: dict[Path, str] = {}
+    for target, path, what in targets:
+        clash = inputs.get(target)
+        if clash is not None:
+            raise InputError(f"the {what} would overwrite {clash}; write it elsewhere", str(path))
+        if target.parent == docs_dir and target.suffix.lower() in DOC_SUFFIXES:
+            raise InputError(
+                f"the {what} would be written into the docs folder, where the next run would "
+                "read it as a document; write it elsewhere",
+                str(path),
+            )
+        if target in seen:
+            raise InputError(
+                f"the {what} and the {seen[target]} are the same file; give each its own path",
+                str(path),
+            )
+        seen[target] = what
 
 
 def _history_for_run(opts: RunOptions, project: Any) -> Path | None:
@@ -523,6 +593,34 @@ def _check_gates(judge_cfg: Any, project: Any, opts: RunOptions) -> None:
         store.close()
 
 
+def _check_min_score(flag: float | None, retriever: str | None, project: Any) -> None:
+    """A minimum score the retriever can never reach (on its own scale) is a usage error
+    before anything runs, naming the flag or the config key that set it."""
+    from ragrail.retrieval import min_score_problem
+
+    pipe = project.config.pipeline
+    name = retriever or pipe.retriever
+    problem = min_score_problem(name, pipe.min_score if flag is None else flag)
+    if problem is None:
+        return
+    if flag is not None:
+        raise click.BadParameter(problem, param_hint="--min-score")
+    raise InputError(
+        f"key 'pipeline.min_score' with --retriever {name}: {problem}",
+        str(project.config_path or project.root),
+    )
+
+
+def _check_judge_provider(judge_cfg: Any) -> None:
+    """Refuse, before any answer is paid for, a judge whose key is missing or whose base
+    URL is not a URL (exit 2): the judge is only built once every answer is in."""
+    from ragrail.providers import JUDGE_URL, make_provider
+
+    make_provider(
+        judge_cfg.provider, judge_cfg.model, judge_cfg.base_url, judge_cfg.timeout, JUDGE_URL
+    )
+
+
 def _run_judge(judge_cfg: Any, project: Any, result: Any) -> int:
     """Judge the run in place; returns how many questions the judge failed on."""
     from ragrail.judge import build_judge, judge_and_rescore, same_family_warning
@@ -530,6 +628,7 @@ def _run_judge(judge_cfg: Any, project: Any, result: Any) -> int:
     judge = build_judge(
         judge_cfg, project.state_dir / "cache.sqlite", _prices(project), project.root
     )
+    judge.abstain_phrases = tuple(project.config.scoring.abstain_phrases)
     warning = same_family_warning(judge, [result.config.model])
     if warning:
         click.echo(f"ragrail: warning: {warning}", err=True)
@@ -598,6 +697,7 @@ def _run_pipeline(opts: RunOptions, project: Any, golden: Any, options: Any) -> 
         top_k=opts.top_k or pipe.top_k,
         min_score=pipe.min_score if opts.min_score is None else opts.min_score,
         retriever=opts.retriever or pipe.retriever,
+        language=pipe.language,
     )
     spec = _answerer_spec(opts, project)
     repeats = opts.repeats or cfg.answerer.repeats
@@ -768,6 +868,20 @@ def _int_list(ctx: Any, param: Any, value: str | None) -> list[int] | None:
     return items
 
 
+def _score_list(ctx: Any, param: Any, value: str | None) -> list[float] | None:
+    import math
+
+    if value is None:
+        return None
+    try:
+        items = [float(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of numbers") from None
+    if not items or any(not math.isfinite(v) or v < 0 for v in items):
+        raise click.BadParameter(f"{value!r}: give one or more finite numbers >= 0")
+    return list(dict.fromkeys(items))  # each threshold once, in the order given
+
+
 @cli.command(context_settings=CONTEXT)
 @click.option("--config", "-c", type=click.Path(path_type=Path), help="Project file.")
 @click.option("--example", metavar="NAME", help="Sweep a bundled example (kitebase).")
@@ -788,6 +902,16 @@ def _int_list(ctx: Any, param: Any, value: str | None) -> list[int] | None:
     help="Retrievers to try: standin, bm25, dense (default: the config's).",
 )
 @click.option(
+    "--min-score",
+    "min_scores",
+    callback=_score_list,
+    metavar="S,S,...",
+    help="Minimum scores to try, each on the retriever's own scale: standin 0-1, bm25 0 "
+    "and up (unbounded), dense -1 to 1 (default: the config's). One above what a "
+    "retriever can score is skipped for it. The table then shows each row's abstain "
+    "cases that pass and answerable cases that lost retrieval.",
+)
+@click.option(
     "--json",
     "json_path",
     type=click.Path(path_type=Path),
@@ -805,10 +929,11 @@ def sweep(
     chunk_words: list[int] | None,
     top_k: list[int] | None,
     retrievers: str | None,
+    min_scores: list[float] | None,
     json_path: Path | None,
     csv_path: Path | None,
 ) -> int:
-    """Try every combination of chunking x retriever x k and tabulate the totals.
+    """Try every combination of chunking x retriever x k x min score and tabulate the totals.
 
     Uses the built-in pipeline and the configured answerer (the stand-in by
     default). Prints one row per configuration, best first, and writes the
@@ -816,6 +941,7 @@ def sweep(
 
     \b
       ragrail sweep --example kitebase --chunk-words 0,25,50 --top-k 1,3,5 --retriever standin,bm25
+      ragrail sweep --example kitebase --retriever bm25 --top-k 3 --min-score 0,0.5,1,1.5
     """
     from ragrail.answerers import build_answerer
     from ragrail.fileio import atomic_write_text, check_writable_output
@@ -824,13 +950,16 @@ def sweep(
     from ragrail.reports.terminal import sweep_table
     from ragrail.retrieval import RETRIEVERS
     from ragrail.scoring.case import ScoringOptions
-    from ragrail.sweep import run_sweep, to_csv, to_json
+    from ragrail.sweep import run_sweep, to_csv, to_json, unusable_thresholds
 
     project = _project(config, example)
     cfg = project.config
-    for out, what in ((json_path, "--json table"), (csv_path, "--csv table")):
-        if out is not None:
-            check_writable_output(out, what)  # before the sweep, not after it
+    targets = [
+        (check_writable_output(out, what), out, what)  # before the sweep, not after it
+        for out, what in ((json_path, "--json table"), (csv_path, "--csv table"))
+        if out is not None
+    ]
+    _refuse_clashes(targets, _project_inputs(project), project.docs)
     if cfg.system.kind != "pipeline":
         raise InputError(
             "sweep varies the built-in pipeline; this project's system is "
@@ -845,20 +974,40 @@ def sweep(
         )
     golden = load_golden(project.golden, project.root)
     base = PipelineSettings(
-        docs=project.docs, product=cfg.product, min_score=cfg.pipeline.min_score
+        docs=project.docs,
+        product=cfg.product,
+        min_score=cfg.pipeline.min_score,
+        language=cfg.pipeline.language,
     )
     words = chunk_words or [cfg.pipeline.chunk_words]
     ks = top_k or [1, 3, 5]
     if any(k < 1 for k in ks):
         raise click.BadParameter("k must be at least 1", param_hint="--top-k")
+    thresholds = min_scores or [cfg.pipeline.min_score]
+    skipped = unusable_thresholds(names, thresholds)
+    if len(skipped) == len(names) * len(thresholds):
+        raise click.BadParameter(
+            f"no retriever can use any of these minimum scores: {skipped[0][2]}",
+            param_hint="--min-score",
+        )
     answerer = build_answerer(_answerer_spec(_plain_opts(), project))
     options = ScoringOptions(
-        checks=tuple(cfg.checks), require_faithful=cfg.scoring.require_faithful
+        checks=tuple(cfg.checks),
+        require_faithful=cfg.scoring.require_faithful,
+        language=cfg.pipeline.language,
+        abstain_phrases=tuple(cfg.scoring.abstain_phrases),
     )
-    total = len(words) * len(names) * len(ks)
+    for retriever, threshold, _ in skipped:
+        click.echo(
+            f"skipping --min-score {threshold:g} for {retriever}: above the most it scores",
+            err=True,
+        )
+    total = len(words) * len(ks) * (len(names) * len(thresholds) - len(skipped))
     click.echo(f"{cfg.name}: {total} configurations x {len(golden.cases)} questions", err=True)
-    rows = run_sweep(cfg.name, golden, base, words, ks, names, answerer, options)
-    click.echo(sweep_table(rows))
+    rows = run_sweep(
+        cfg.name, golden, base, words, ks, names, answerer, options, min_scores=thresholds
+    )
+    click.echo(sweep_table(rows, thresholds=min_scores is not None))
     json_path = json_path or project.state_dir / "sweep.json"
     csv_path = csv_path or project.state_dir / "sweep.csv"
     atomic_write_text(json_path, to_json(rows))
@@ -975,16 +1124,26 @@ def show(run_ref: str, config: Path | None, example: str | None, metrics: bool) 
 def diff(run_a: str, run_b: str, config: Path | None, example: str | None) -> int:
     """Compare two recorded runs with the baseline rules (RUN_A is the older one).
 
-    Exits 1 when a question that passed in RUN_A fails in RUN_B.
+    Exits 1 when a question that passed in RUN_A fails in RUN_B, and 3 when
+    RUN_B had errors (a failed call, or the judge failed), as `ragrail run` did.
     """
-    from ragrail.compare import compare
+    from ragrail.compare import compare, error_phrases
     from ragrail.reports.terminal import diff_text
 
     store = _history(config, example)
-    old, new = store.load(run_a), store.load(run_b)
-    store.close()
+    try:
+        old, new = store.load(run_a), store.load(run_b)
+    finally:
+        store.close()
     result = compare(new, old)
     click.echo(_colour(diff_text(result)))
+    if result.has_errors:
+        # the run being judged had failures: no clean verdict, as `ragrail run` said
+        phrases = error_phrases(
+            len(result.errored_cases), len(result.errors), len(result.judge_errored_cases)
+        )
+        click.echo(f"ragrail: run {run_b}: {'; '.join(phrases)}; exit 3", err=True)
+        return EXIT_SYSTEM
     return EXIT_REGRESSION if result.regressed else EXIT_OK
 
 
@@ -1027,12 +1186,23 @@ def report(
     highlighted, prompt, answer, claims, checks) with filters.
     """
     from ragrail.compare import compare
+    from ragrail.config import CONFIG_NAME
     from ragrail.fileio import atomic_write_text, check_writable_output
     from ragrail.history import HistoryUnavailable
     from ragrail.reports.html import html_report
     from ragrail.results import load_run
 
-    check_writable_output(output, "report")  # before any work: a folder, FIFO or device is exit 2
+    # before any work: a folder, FIFO or device is exit 2, and so is an input's path
+    target = check_writable_output(output, "report")
+    has_project = example or config or (Path.cwd() / CONFIG_NAME).is_file()
+    project = _project(config, example) if has_project else None
+    inputs = _project_inputs(project) if project is not None else {}
+    for given, what in ((from_json, "the --from-json results"), (baseline, "the --baseline")):
+        if given is not None:
+            inputs[_real(given)] = what
+    _refuse_clashes(
+        [(target, output, "report")], inputs, project.docs if project is not None else None
+    )
     history_rows = []
     if from_json is not None:
         run = load_run(from_json, "results")
@@ -1048,11 +1218,8 @@ def report(
         history_rows = [r for r in store.rows() if r.id <= store.resolve(run_ref)]
         store.close()
     base_path = baseline
-    if base_path is None:
-        from ragrail.config import CONFIG_NAME
-
-        if example or config or (Path.cwd() / CONFIG_NAME).is_file():
-            base_path = _project(config, example).baseline
+    if base_path is None and project is not None:
+        base_path = project.baseline
     base = load_run(base_path) if base_path is not None and base_path.is_file() else None
     result_diff = compare(run, base) if base is not None else None
     atomic_write_text(output, html_report(run, result_diff, history_rows), "report")
@@ -1366,7 +1533,8 @@ def cache_clear(config: Path | None) -> int:
 @click.argument("name")
 @click.argument("dest", type=click.Path(path_type=Path))
 def example(name: str, dest: Path) -> int:
-    """Copy a bundled example (kitebase, late-refund) into DEST to run and edit it there.
+    """Copy a bundled example (kitebase, late-refund, multilingual) into DEST to run and
+    edit it there.
 
     DEST gets the documents, golden.json, baseline.json, ragrail.toml and a
     GitHub Actions workflow in .github/workflows/evals.yml.
@@ -1415,7 +1583,7 @@ def lint(
     project = _project(config, example_name)
     gold = load_golden(golden or project.golden, project.root)
     documents = {d.name: d.text for d in load_documents(docs or project.docs)}
-    problems = lint_golden(gold, documents)
+    problems = lint_golden(gold, documents, project.config.pipeline.language)
     for problem in problems:
         click.echo(str(problem), err=True)
     errors = [p for p in problems if not p.warning]
@@ -1515,15 +1683,19 @@ def add(
 
 
 def _warn(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-    click.echo(f"ragrail: warning: {message}", err=True)
+    _say(f"ragrail: warning: {message}")
 
 
 def _say(line: str) -> None:
-    """One line on stderr; a closed stderr must not turn an exit code into a traceback."""
+    """One line on stderr, whatever paths, ids or replies it quotes (control characters
+    and line breaks made visible); a closed stderr must not turn an exit code into a
+    traceback."""
     import contextlib
 
+    from ragrail.reports.text import visible
+
     with contextlib.suppress(OSError, ValueError):
-        click.echo(line, err=True)
+        click.echo(visible(line), err=True)
 
 
 def _crashed(exc: BaseException, argv: list[str] | None) -> int:
@@ -1570,7 +1742,7 @@ def _dispatch(argv: list[str] | None) -> int:
     except click.exceptions.Abort as exc:
         if isinstance(exc.__cause__, EOFError):  # click wraps EOFError too; not a Ctrl-C
             return _crashed(exc.__cause__, argv)
-        _say("ragrail: interrupted")
+        _say("ragrail: terminated (SIGTERM)" if _terminated else "ragrail: interrupted")
         return EXIT_INTERRUPTED
     except click.exceptions.Exit as exc:
         return EXIT_OK if exc.exit_code == EXIT_OK else EXIT_USAGE
@@ -1581,7 +1753,7 @@ def _dispatch(argv: list[str] | None) -> int:
         _say(f"ragrail: error: {exc}")
         return exc.exit_code
     except KeyboardInterrupt:
-        _say("ragrail: interrupted")
+        _say("ragrail: terminated (SIGTERM)" if _terminated else "ragrail: interrupted")
         return EXIT_INTERRUPTED
     except SystemExit as exc:
         # click answers a broken pipe on stdout (`ragrail run | head`) with sys.exit(1),
@@ -1601,15 +1773,53 @@ def main(argv: list[str] | None = None) -> None:
 
     The codes are a contract (see ``ragrail.errors``): 0 no regression, 1 a
     regression, 2 usage or input error, 3 a failure of the system under test,
-    a model, the disk or ragrail itself, 130 Ctrl-C.
+    a model, the disk or ragrail itself, 130 Ctrl-C (or SIGTERM).
     """
     import warnings
 
     from ragrail.errors import EXIT_INTERRUPTED
 
     warnings.showwarning = _warn  # one plain line, not Python's file:line: UserWarning form
+    previous = _catch_sigterm()
     try:
         code = _dispatch(argv)
     except KeyboardInterrupt:  # a second Ctrl-C while the first was being reported
         code = EXIT_INTERRUPTED
+    finally:
+        _restore_sigterm(previous)
     sys.exit(code)
+
+
+_terminated = False  # set by SIGTERM: the interruption came from a kill, not from Ctrl-C
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM (a CI job cancelled, a container stopped) ends a run as Ctrl-C does:
+    every ``finally`` runs, so no temp file is left beside an output, finished calls stay
+    cached, and the exit code is 130 with one line, not a silent death."""
+    global _terminated
+    _terminated = True
+    raise KeyboardInterrupt
+
+
+def _catch_sigterm() -> tuple[Any] | None:
+    """Install the SIGTERM handler; ``(the one it replaced,)``, or None when it could not."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        return (signal.signal(signal.SIGTERM, _on_sigterm),)
+    except (ValueError, OSError):
+        return None
+
+
+def _restore_sigterm(previous: tuple[Any] | None) -> None:
+    import signal
+
+    global _terminated
+    _terminated = False
+    if previous is not None:
+        # None: the old handler was not set from Python; the default is the closest
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous[0] is None else previous[0])

@@ -16,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -24,6 +25,7 @@ from ragrail.errors import InputError
 from ragrail.fileio import read_text
 from ragrail.judge import JudgeConfig
 from ragrail.pipeline import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
+from ragrail.scoring.answers import DEFAULT_ABSTAIN_PHRASES
 from ragrail.scoring.checks import CheckSpec, error_field, resolve_functions
 from ragrail.systems import DEFAULT_TIMEOUT
 
@@ -36,8 +38,29 @@ class PipelineConfig(BaseModel):
 
     chunk_words: int = Field(default=0, ge=0)
     top_k: int = Field(default=DEFAULT_TOP_K, ge=1)
-    min_score: float = Field(default=DEFAULT_MIN_SCORE, ge=0.0, le=1.0)
-    retriever: str = "standin"
+    retriever: str = "standin"  # before min_score, whose scale it sets
+    # On the retriever's own scale: standin 0-1, bm25 0 and up (unbounded), dense cosine.
+    min_score: float = Field(default=DEFAULT_MIN_SCORE, ge=0.0, allow_inf_nan=False)
+    # Stop words and stemming of the stand-in and BM25, and of the claim check and lint:
+    # en, de, fr, es, hi, ja, auto (each word by its script) or none.
+    language: str = "en"
+
+    @field_validator("language")
+    @classmethod
+    def _language_is_known(cls, value: str) -> str:
+        from ragrail.scoring.tokens import check_language
+
+        return check_language(value)
+
+    @field_validator("min_score")
+    @classmethod
+    def _min_score_on_the_retrievers_scale(cls, value: float, info: ValidationInfo) -> float:
+        from ragrail.retrieval import min_score_problem
+
+        problem = min_score_problem(info.data.get("retriever", "standin"), value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class AnswererConfig(BaseModel):
@@ -121,6 +144,19 @@ class ScoringConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     require_faithful: bool = False  # an unsupported claim fails the answer
+    # Phrases an abstention opens with ("...X": ends its first sentence with X); they
+    # replace the defaults (English, German, French, Spanish, Hindi, Japanese).
+    abstain_phrases: list[str] = Field(default_factory=lambda: list(DEFAULT_ABSTAIN_PHRASES))
+
+    @field_validator("abstain_phrases")
+    @classmethod
+    def _phrases_not_blank(cls, value: list[str]) -> list[str]:
+        from ragrail.scoring.matching import normalise
+
+        for phrase in value:
+            if not normalise(phrase).strip(" .…"):
+                raise ValueError(f"{phrase!r} is not a phrase (empty once normalised)")
+        return value
 
 
 class ReportConfig(BaseModel):

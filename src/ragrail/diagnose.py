@@ -4,31 +4,45 @@ Causes, in the order they are tried (the first that applies is the cause):
 
 - ``error``: the system or model call failed;
 - ``should have said it doesn't know``: an uncovered question got an answer;
-- ``fact cut across chunks``: a needed fact is in a source article but split
-  between two chunks, so no chunk contains it;
+- ``fact split across chunks``: the fact's own text is cut between two chunks of a
+  source article, so no chunk contains it;
+- ``fact's sentence split from its context``: the fact is whole in one chunk, but
+  the chunker cut the sentence holding it, and that chunk ranked too low (the
+  words that would have matched the question went to the neighbouring chunk);
 - ``retrieval miss``: a needed fact was not retrieved (ranked below k, below
   the minimum score, or absent);
 - ``answer missed a retrieved fact``: every missing fact was retrieved, the
   answer left it out;
 - ``wrong or unknown citation``; ``unsupported claim``; ``code check``.
+
+Only a fixed-size chunker cuts text. Section chunks (``chunk_words`` 0) are whole
+sections, so neither split is ever said of them, even when a section's text does
+not end with a full stop; a fact that runs from one section into the next is
+reported as held by no single chunk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from ragrail.corpus import Chunk
 from ragrail.golden import Case
 from ragrail.results import CaseResult, MissedFact
-from ragrail.scoring.answers import normalise
+from ragrail.scoring.matching import find, find_all, normalise
 
 if TYPE_CHECKING:
     from ragrail.pipeline import Pipeline
 
+SPLIT_FACT = "fact split across chunks"
+SPLIT_SENTENCE = "fact's sentence split from its context"
+
 CAUSES = (
     "error",
     "should have said it doesn't know",
-    "fact cut across chunks",
+    SPLIT_FACT,
+    SPLIT_SENTENCE,
     "retrieval miss",
     "answer missed a retrieved fact",
     "wrong or unknown citation",
@@ -36,95 +50,164 @@ CAUSES = (
     "code check",
 )
 
+# A sentence ends at . ! ? (or their full-width forms) before a space or the end of the
+# text, or at a CJK or Devanagari full stop anywhere.
+_SENTENCE_END = re.compile(r"[.!?．！？](?=\s|$)|[。！？।॥]")
+# A chunk that ends with one of these does not run on into the next one.
+_CHUNK_END = (".", "!", "?", ":", "。", "！", "？", "．", "：", "।", "॥")
+
 
 def locate_missed_facts(case: Case, found: Sequence[str], pipeline: Pipeline) -> list[MissedFact]:
     """For each fact retrieval missed: the chunk that holds it and its rank, or the
-    two chunks it is cut across, or that it is not in the sources or the corpus."""
+    two chunks it (or its sentence) is split between, or that it is not in the
+    sources or the corpus."""
     missed = [f for f in case.facts if f not in found]
     if not missed:
         return []
-    chunks = pipeline.chunks
-    texts = [normalise(c.text) for c in chunks]
+    retriever = pipeline.retriever
     scores = None
+
+    def ranked(i: int) -> tuple[int, float]:
+        nonlocal scores
+        if scores is None:
+            scores = retriever.all_scores(case.question)
+        return retriever.rank_of(scores, i), round(float(scores[i]), 4)
+
+    return locate_facts(
+        missed,
+        case.sources,
+        pipeline.chunks,
+        ranked,
+        pipeline.settings.min_score,
+        cuts_text=bool(pipeline.settings.chunk_words),
+    )
+
+
+def locate_facts(
+    facts: Sequence[str],
+    sources: Sequence[str],
+    chunks: Sequence[Chunk],
+    ranked: Callable[[int], tuple[int, float]],  # chunk index -> (rank, score) for the question
+    min_score: float,
+    cuts_text: bool,
+) -> list[MissedFact]:
+    """Where each of ``facts`` is in a chunking. ``cuts_text`` says the chunks are
+    consecutive pieces of each document (a fixed-size chunker), so a chunk boundary
+    may cut a sentence or a fact; section chunks never cut anything."""
+    texts = [normalise(c.text) for c in chunks]
     out = []
-    for fact in missed:
-        needle = normalise(fact)
+    for fact in facts:
         holders = [
-            i for i, c in enumerate(chunks) if c.source in case.sources and needle in texts[i]
+            i
+            for i, c in enumerate(chunks)
+            if c.source in sources and find(fact, texts[i]) is not None
         ]
         if holders:
-            if scores is None:
-                scores = pipeline.retriever.all_scores(case.question)
-            ranks = {i: pipeline.retriever.rank_of(scores, i) for i in holders}
-            best = min(holders, key=lambda i: ranks[i])
-            score = round(float(scores[best]), 4)
-            cut = _sentence_cut(chunks, texts, best, needle)
-            if cut is not None:
-                # The fact is whole, but the chunker cut its sentence: the fragment
-                # holding it lost the words that would have matched the question.
+            ranks = {i: ranked(i) for i in holders}
+            best = min(holders, key=lambda i: ranks[i][0])
+            rank, score = ranks[best]
+            split = sentence_split(chunks, texts, best, fact) if cuts_text else None
+            if split is not None:
                 out.append(
-                    MissedFact(fact=fact, where="cut", chunks=cut, rank=ranks[best], score=score)
+                    MissedFact(
+                        fact=fact, where="sentence_split", chunks=split, rank=rank, score=score
+                    )
                 )
                 continue
-            below = score < pipeline.settings.min_score or score <= 0
+            below = score < min_score or score <= 0
             out.append(
                 MissedFact(
                     fact=fact,
                     where="below_min_score" if below else "below_k",
                     chunks=[chunks[best].id],
-                    rank=ranks[best],
+                    rank=rank,
                     score=score,
                 )
             )
             continue
-        cut = _cut_between(chunks, texts, case.sources, needle)
-        if cut is not None:
-            out.append(MissedFact(fact=fact, where="cut", chunks=cut))
-        elif any(needle in t for t in texts):
-            others = [chunks[i].id for i, t in enumerate(texts) if needle in t][:3]
+        across = fact_split(chunks, texts, sources, fact)
+        if across is not None:
+            where = "cut" if cuts_text else "across_sections"
+            out.append(MissedFact(fact=fact, where=where, chunks=across))
+        elif any(find(fact, t) is not None for t in texts):
+            others = [chunks[i].id for i, t in enumerate(texts) if find(fact, t) is not None][:3]
             out.append(MissedFact(fact=fact, where="not_in_sources", chunks=others))
         else:
             out.append(MissedFact(fact=fact, where="not_in_corpus"))
     return out
 
 
-_END = (".", "!", "?", ":")
+def _ends_sentence(text: str) -> bool:
+    return text.rstrip().endswith(_CHUNK_END)
 
 
-def _sentence_cut(chunks, texts: list[str], i: int, needle: str) -> list[str] | None:
-    """[previous, holder] or [holder, next] when the sentence holding the fact in chunk i
-    runs over a chunk boundary of the same document; None when it is whole."""
+def sentence_split(
+    chunks: Sequence[Chunk], texts: Sequence[str], i: int, fact: str
+) -> list[str] | None:
+    """[holder, neighbour] when the sentence holding the fact, which is whole in chunk
+    ``i`` (the holder), runs over a boundary into the previous or next chunk of the same
+    document; None when the sentence is whole. For fixed-size chunks only: ``texts``
+    are the chunks' normalised texts, consecutive pieces of each document."""
     text = texts[i]
-    at = text.find(needle)
-    before, after = text[:at], text[at + len(needle) :]
-    if i > 0 and chunks[i - 1].source == chunks[i].source:
-        starts_inside = any(p in before for p in _END[:3])
-        if not starts_inside and not texts[i - 1].rstrip().endswith(_END):
-            return [chunks[i - 1].id, chunks[i].id]
-    if i + 1 < len(chunks) and chunks[i + 1].source == chunks[i].source:
-        ends_inside = any(p in after for p in _END[:3])
-        if not ends_inside and not text.rstrip().endswith(_END):
-            return [chunks[i].id, chunks[i + 1].id]
+    span = find(fact, text)
+    if span is None:
+        return None
+    before, after = text[: span[0]], text[span[1] :]
+    # The sentence began in the previous chunk: none ends before the fact here, and the
+    # previous chunk does not end with one.
+    prev = i - 1
+    if (
+        prev >= 0
+        and chunks[prev].source == chunks[i].source
+        and not _SENTENCE_END.search(before)
+        and not _ends_sentence(texts[prev])
+    ):
+        return [chunks[i].id, chunks[prev].id]
+    nxt = i + 1
+    if (
+        nxt < len(chunks)
+        and chunks[nxt].source == chunks[i].source
+        and not _SENTENCE_END.search(after)
+        and not _ends_sentence(text)
+    ):
+        return [chunks[i].id, chunks[nxt].id]
     return None
 
 
-def _cut_between(chunks, texts: list[str], sources: Sequence[str], needle: str) -> list[str] | None:
-    """The ids of two consecutive chunks of one source whose joined text holds the fact."""
+def fact_split(
+    chunks: Sequence[Chunk], texts: Sequence[str], sources: Sequence[str], fact: str
+) -> list[str] | None:
+    """The ids of two consecutive chunks of one source article whose boundary cuts the
+    fact itself: it is found in their joined text, across the join, and in neither."""
     for i in range(len(chunks) - 1):
         a, b = chunks[i], chunks[i + 1]
-        if a.source == b.source and a.source in sources and needle in f"{texts[i]} {texts[i + 1]}":
+        if a.source != b.source or a.source not in sources:
+            continue
+        joined = f"{texts[i]} {texts[i + 1]}"
+        cut_at = len(texts[i])
+        if any(start < cut_at < end for start, end in find_all(fact, joined)):
             return [a.id, b.id]
     return None
 
 
 def describe_missed(m: MissedFact, min_score: float) -> str:
-    if m.where == "cut" and m.rank is not None:
+    if m.where == "sentence_split":
+        return (
+            f'"{m.fact}" is whole in {m.chunks[0]}, ranked {m.rank} (score {m.score:.2f}), '
+            f"but the chunker cut its sentence, leaving part of it in {m.chunks[1]}"
+        )
+    if m.where == "cut" and m.rank is not None:  # recorded before the two were told apart
         return (
             f'"{m.fact}" lost its sentence: the chunker cut it between {m.chunks[0]} and '
             f"{m.chunks[1]}, and the fragment ranked {m.rank} (score {m.score:.2f})"
         )
     if m.where == "cut":
-        return f'"{m.fact}" is cut between {m.chunks[0]} and {m.chunks[1]}'
+        return f'"{m.fact}" is split between {m.chunks[0]} and {m.chunks[1]}'
+    if m.where == "across_sections":
+        return (
+            f'"{m.fact}" runs from {m.chunks[0]} into {m.chunks[1]}, so no section '
+            "chunk holds it whole"
+        )
     if m.where == "below_k":
         return f'"{m.fact}" is in {m.chunks[0]}, ranked {m.rank} (score {m.score:.2f})'
     if m.where == "below_min_score" and not m.score:
@@ -155,10 +238,16 @@ def assign_cause(result: CaseResult, min_score: float = 0.0) -> None:
     by_fact = {m.fact: m for m in result.missed_facts}
     if unretrieved:
         located = [by_fact[f] for f in unretrieved if f in by_fact]
-        cut = [m for m in located if m.where == "cut"]
-        if cut:
-            result.cause = "fact cut across chunks"
-            result.cause_detail = "; ".join(describe_missed(m, min_score) for m in cut)
+        split = [m for m in located if m.where == "cut" and m.rank is None]
+        sentence = [
+            m for m in located if m.where == "sentence_split" or (m.where == "cut" and m.rank)
+        ]
+        if split:
+            result.cause = SPLIT_FACT
+            result.cause_detail = "; ".join(describe_missed(m, min_score) for m in split)
+        elif sentence:
+            result.cause = SPLIT_SENTENCE
+            result.cause_detail = "; ".join(describe_missed(m, min_score) for m in sentence)
         else:
             result.cause = "retrieval miss"
             result.cause_detail = "; ".join(describe_missed(m, min_score) for m in located) or (
@@ -189,8 +278,7 @@ def assign_cause(result: CaseResult, min_score: float = 0.0) -> None:
 
 
 def _retrieved_rank(result: CaseResult, fact: str) -> tuple[int, str] | None:
-    needle = normalise(fact)
     for chunk in result.trace.retrieved:
-        if chunk.source in result.sources and needle in normalise(chunk.text):
+        if chunk.source in result.sources and find(fact, normalise(chunk.text)) is not None:
             return chunk.rank, chunk.id
     return None

@@ -9,16 +9,26 @@ is one the documents do not cover: the right answer is "I don't know".
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ragrail.errors import InputError
 from ragrail.fileio import BOM, json_array_items, parse_json, read_text
 from ragrail.scoring.checks import CheckSpec
+from ragrail.scoring.matching import Fact, FactField
 
 
 class Case(BaseModel):
@@ -28,10 +38,49 @@ class Case(BaseModel):
 
     id: str = Field(min_length=1)
     question: str
+    # The relevant articles (grade >= 1), in the order given. Graded sources
+    # ({"plans": 2, "billing": 1, "faq": 0}) fill ``grades`` with every judged grade.
     sources: list[str] = Field(default_factory=list)
-    facts: list[str] = Field(default_factory=list)
+    grades: dict[str, StrictInt] = Field(default_factory=dict, exclude_if=lambda g: not g)
+    # a string, {"any": [...]} or {"regex": "..."}; see ragrail.scoring.matching
+    facts: list[FactField] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
     checks: list[CheckSpec] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _graded_sources(cls, data: Any) -> Any:
+        """Sources given as a mapping of article to grade: the names graded >= 1 become
+        ``sources`` and every grade is kept in ``grades``. A malformed mapping is left
+        for the ``sources`` field to report."""
+        if not isinstance(data, dict) or not isinstance(data.get("sources"), dict):
+            return data
+        graded = data["sources"]
+        if grade_problem(graded) is not None:
+            return data
+        if "grades" in data:
+            raise ValueError('give grades in "sources" only, not also in "grades"')
+        relevant = [name for name, grade in graded.items() if grade >= 1]
+        return {**data, "sources": relevant, "grades": dict(graded)}
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _grades_are_whole_numbers(cls, value: Any) -> Any:
+        problem = grade_problem(value) if isinstance(value, dict) else None
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    @model_validator(mode="after")
+    def _grades_match_sources(self) -> Case:
+        if self.grades:
+            problem = grade_problem(self.grades)
+            if problem is not None:
+                raise ValueError(problem)
+            relevant = [name for name, grade in self.grades.items() if grade >= 1]
+            if relevant != self.sources:
+                raise ValueError('"grades" must grade exactly the sources, in order')
+        return self
 
     @field_validator("question")
     @classmethod
@@ -40,7 +89,7 @@ class Case(BaseModel):
             raise ValueError("must not be empty")
         return value
 
-    @field_validator("facts", "sources")
+    @field_validator("sources")
     @classmethod
     def _no_blank_items(cls, value: list[str]) -> list[str]:
         if any(not item.strip() for item in value):
@@ -51,6 +100,22 @@ class Case(BaseModel):
     def expects_abstain(self) -> bool:
         """True when the documents do not cover the question."""
         return not self.sources
+
+    @property
+    def relevance(self) -> dict[str, int]:
+        """Every judged article with its grade: a plain list of sources is grade 1 each."""
+        return dict(self.grades) if self.grades else dict.fromkeys(self.sources, 1)
+
+
+def grade_problem(graded: dict[Any, Any]) -> str | None:
+    """Why a mapping of article to grade is not one (names non-blank strings,
+    grades whole numbers >= 0), or None when it is."""
+    for name, grade in graded.items():
+        if not isinstance(name, str) or not name.strip():
+            return "must not contain empty strings"
+        if isinstance(grade, bool) or not isinstance(grade, int) or grade < 0:
+            return f"the grade of {name!r} must be a whole number >= 0, not {grade!r}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -75,7 +140,9 @@ CSV_MAX_CELL = 10 * 1024 * 1024  # characters in one CSV cell (Python's csv stop
 def load_golden(path: Path, root: Path | None = None) -> GoldenSet:
     """Load a golden set from JSON (an array, or ``{"cases": [...]}``), JSONL, YAML
     (a list, or ``cases:``) or CSV (columns id, question, sources, facts, tags; several
-    values in one cell separated by ``|``). A UTF-8 byte-order mark is allowed.
+    values in one cell separated by ``|``; a facts cell starting with ``[`` is a JSON
+    list of facts). A UTF-8 byte-order mark is allowed. A fact is a string,
+    ``{"any": [...]}`` or ``{"regex": "..."}`` (see :mod:`ragrail.scoring.matching`).
 
     Every problem is an InputError naming the file, line and field. The ``python``
     checks' functions are imported from ``root`` (the project folder; by default
@@ -234,8 +301,60 @@ def _csv_items(text: str, path: Path) -> list[tuple[Any, int]]:
             for key in ("sources", "facts", "tags"):
                 cell = cells.get(key, "").strip()
                 item[key] = [v.strip() for v in cell.split(LIST_SEPARATOR) if v.strip()]
+            item["facts"] = csv_facts(cells.get("facts", ""), path, start)
+            try:
+                item["sources"] = csv_graded_sources(item["sources"])
+            except ValueError as exc:
+                raise InputError(f"field 'sources': {exc}", f"{path}:{start}") from None
             items.append((item, start))
         start = reader.line_num + 1
+
+
+def csv_facts(cell: str, path: Path, line: int) -> list[Any]:
+    """A CSV facts cell: plain facts separated by ``|``, or, when the cell starts with
+    ``[``, a JSON list of facts as a JSON golden set writes them, for alternatives,
+    regexes and facts holding a ``|``: ``["30 days", {"any": ["10%", "10 percent"]}]``."""
+    cell = cell.strip()
+    if not cell.startswith("["):
+        return [v.strip() for v in cell.split(LIST_SEPARATOR) if v.strip()]
+    try:
+        value = parse_json(cell, path)
+    except InputError as exc:
+        raise InputError(
+            f"field 'facts': a cell starting with [ is a JSON list of facts: {exc.message}",
+            f"{path}:{line}",
+        ) from None
+    if not isinstance(value, list):
+        raise InputError("field 'facts': expected a JSON list of facts", f"{path}:{line}")
+    return value
+
+
+def csv_facts_cell(facts: list[Fact]) -> str:
+    """The CSV cell for facts: ``a|b`` when every fact is plain text that reads back
+    that way, else a JSON list."""
+    plain = all(f.kind == "text" and LIST_SEPARATOR not in f for f in facts)
+    if plain and not (facts and facts[0].lstrip().startswith("[")):
+        return LIST_SEPARATOR.join(facts)
+    return json.dumps([f.raw() for f in facts], ensure_ascii=False)
+
+
+_CSV_GRADE = re.compile(r"(?P<name>.*?)\s*:\s*(?P<grade>[+-]?\d+(?:\.\d*)?)")
+
+
+def csv_graded_sources(items: list[str]) -> list[str] | dict[str, Any]:
+    """A CSV sources cell's items; ``plans:2|billing:1`` grades them (an item without
+    ``:grade`` is grade 1). A grade that is not a whole number is kept as written, for
+    the case's validation to report."""
+    matches = [_CSV_GRADE.fullmatch(item) for item in items]
+    if not any(matches):
+        return items
+    graded: dict[str, Any] = {}
+    for item, m in zip(items, matches, strict=True):
+        name, grade = (m["name"], m["grade"]) if m else (item, "1")
+        if name in graded:
+            raise ValueError(f"{name!r} is graded twice")
+        graded[name] = int(grade) if grade.lstrip("+-").isdigit() else grade
+    return graded
 
 
 def _jsonl_items(text: str, path: Path) -> list[tuple[Any, int]]:
@@ -303,34 +422,36 @@ class LintProblem:
         return f"{self.where}: {kind}{subject}{self.message}"
 
 
-def lint_golden(golden: GoldenSet, documents: dict[str, str]) -> list[LintProblem]:
+def lint_golden(
+    golden: GoldenSet, documents: dict[str, str], language: str = "en"
+) -> list[LintProblem]:
     """Check the labels against the documents.
 
     - every source names an existing document;
-    - every fact appears (case-insensitive, whitespace collapsed) in one of the
-      case's source documents, so a typo in a label fails here instead of
-      looking like a bot failure;
+    - every fact is found (by :mod:`ragrail.scoring.matching`, as scoring finds it)
+      in one of the case's source documents, so a typo in a label fails here
+      instead of looking like a bot failure;
     - a case with facts has sources, since a fact is only found in a source.
     """
-    from ragrail.scoring.answers import normalise
+    from ragrail.scoring.matching import find, normalise
 
     texts = {name: normalise(text) for name, text in documents.items()}
     problems = []
     for case in golden.cases:
         where = golden.where(case.id)
-        unknown = [s for s in case.sources if s not in texts]
+        unknown = [s for s in case.relevance if s not in texts]  # grade-0 names too
         for source in unknown:
             problems.append(LintProblem(where, case.id, f"unknown source {source!r}"))
         if case.facts and not case.sources:
             problems.append(LintProblem(where, case.id, "has facts but no sources"))
         known = [s for s in case.sources if s in texts]
         for fact in case.facts:
-            if known and not any(normalise(fact) in texts[s] for s in known):
+            if known and not any(find(fact, texts[s]) is not None for s in known):
                 problems.append(
                     LintProblem(where, case.id, f'fact "{fact}" not found in {", ".join(known)}')
                 )
-    problems.extend(_near_duplicates(golden))
-    used = {s for case in golden.cases for s in case.sources}
+    problems.extend(_near_duplicates(golden, language=language))
+    used = {s for case in golden.cases for s in case.relevance}
     for name in sorted(set(documents) - used):
         problems.append(
             LintProblem(str(golden.path), "", f"no case uses the document {name!r}", warning=True)
@@ -338,16 +459,19 @@ def lint_golden(golden: GoldenSet, documents: dict[str, str]) -> list[LintProble
     return problems
 
 
-def question_words(question: str) -> frozenset[str]:
-    from ragrail.retrieval import terms
+def question_words(question: str, language: str = "en") -> frozenset[str]:
+    """A question's content terms in the project's language (Japanese: character bigrams)."""
+    from ragrail.scoring.tokens import terms
 
-    return frozenset(terms(question))
+    return frozenset(terms(question, language))
 
 
-def _near_duplicates(golden: GoldenSet, threshold: float = 0.8) -> list[LintProblem]:
+def _near_duplicates(
+    golden: GoldenSet, threshold: float = 0.8, language: str = "en"
+) -> list[LintProblem]:
     """Warn about questions whose content words overlap by Jaccard >= 0.8 (or are identical):
     a near-duplicate adds weight to one behaviour without testing a new one."""
-    words = [(c, question_words(c.question)) for c in golden.cases]
+    words = [(c, question_words(c.question, language)) for c in golden.cases]
     out = []
     for i, (a, wa) in enumerate(words):
         for b, wb in words[i + 1 :]:
@@ -453,8 +577,10 @@ def _csv_append(text: str, path: Path, case: Case) -> str:
     values = {
         "id": case.id,
         "question": case.question,
-        "sources": LIST_SEPARATOR.join(case.sources),
-        "facts": LIST_SEPARATOR.join(case.facts),
+        "sources": LIST_SEPARATOR.join(
+            [f"{name}:{grade}" for name, grade in case.grades.items()] or case.sources
+        ),
+        "facts": csv_facts_cell(list(case.facts)) if case.facts else "",
         "tags": LIST_SEPARATOR.join(case.tags),
     }
     lost = [k for k, v in values.items() if v and k not in names]

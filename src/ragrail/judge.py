@@ -211,6 +211,7 @@ class Judge:
     cache: Any = None  # cache.ResponseCache
     price: Any = None  # pricing.Price
     totals: Any = None  # llm.UsageTotals over every call this judge made
+    abstain_phrases: tuple[str, ...] | None = None  # [scoring] abstain_phrases; None: defaults
 
     def __post_init__(self) -> None:
         from ragrail.llm import UsageTotals
@@ -289,7 +290,7 @@ class Judge:
 
     def judge_run(self, run: RunResult) -> None:
         """Judge every answered case of a run in place (claims and rubric), repeats included."""
-        from ragrail.scoring.answers import abstains
+        from ragrail.scoring.answers import DEFAULT_ABSTAIN_PHRASES, abstains
 
         cfg = self.config
         cases = [c for c in run.cases if not c.errored and c.trace.answer is not None]
@@ -298,7 +299,9 @@ class Judge:
         claim_jobs = [
             c
             for c in cases
-            if cfg.faithfulness and c.sources and not abstains(c.trace.answer or "")
+            if cfg.faithfulness
+            and c.sources
+            and not abstains(c.trace.answer or "", self.abstain_phrases or DEFAULT_ABSTAIN_PHRASES)
         ]
         claim_prompts = [(self.claims_prompt(c), r) for c in claim_jobs for r in range(cfg.repeats)]
         rubric_jobs = cases if cfg.criteria else []
@@ -905,13 +908,13 @@ def build_judge(
     cfg: JudgeConfig, cache_path: Path | None, prices: dict[str, Any], root: Path | None
 ) -> Judge:
     from ragrail.cache import ResponseCache
-    from ragrail.providers import make_provider
+    from ragrail.providers import JUDGE_URL, make_provider
 
     if cfg.provider is None:
         raise InputError(
             "no judge configured: pass --judge claude|openai or add [judge] provider = ..."
         )
-    provider = make_provider(cfg.provider, cfg.model, cfg.base_url, cfg.timeout)
+    provider = make_provider(cfg.provider, cfg.model, cfg.base_url, cfg.timeout, JUDGE_URL)
     prompts = Prompts.load(root / cfg.prompts_dir if cfg.prompts_dir and root else None)
     cache = ResponseCache(cache_path) if cache_path is not None else None
     return Judge(

@@ -10,7 +10,7 @@ from ragrail.answerers.base import NO_CONTEXT_ANSWER, Answerer, AnswerRequest
 from ragrail.corpus import Chunk, describe_chunking, load_documents, make_chunks
 from ragrail.prompt import DEFAULT_TEMPLATE, build_prompt, estimate_tokens
 from ragrail.results import RetrievedChunk, Sample, Trace
-from ragrail.retrieval import make_retriever
+from ragrail.retrieval import make_retriever, min_score_problem
 
 DEFAULT_TOP_K = 3
 DEFAULT_MIN_SCORE = 0.2
@@ -25,20 +25,31 @@ class PipelineSettings:
     min_score: float = DEFAULT_MIN_SCORE
     retriever: str = "standin"
     template: str = DEFAULT_TEMPLATE
+    language: str = "en"  # stop words and stemming of the stand-in and BM25
 
     @property
     def chunking(self) -> str:
         return describe_chunking(self.chunk_words)
 
 
+def check_min_score(settings: PipelineSettings) -> None:
+    """min_score is on the retriever's own scale: refuse one it can never reach."""
+    from ragrail.errors import InputError
+
+    problem = min_score_problem(settings.retriever, settings.min_score)
+    if problem is not None:
+        raise InputError(f"min_score {problem}")
+
+
 class Pipeline:
     """Indexes the documents once, then answers any number of questions."""
 
     def __init__(self, settings: PipelineSettings) -> None:
+        check_min_score(settings)  # before the documents are read and indexed
         self.settings = settings
         self.docs = load_documents(settings.docs)
         self.chunks: list[Chunk] = make_chunks(self.docs, settings.chunk_words)
-        self.retriever = make_retriever(settings.retriever, self.chunks)
+        self.retriever = make_retriever(settings.retriever, self.chunks, settings.language)
 
     def with_settings(self, **changes: object) -> Pipeline:
         """The same index under other search settings (top_k, min_score): no re-indexing."""
@@ -47,6 +58,7 @@ class Pipeline:
 
         other = copy.copy(self)
         other.settings = dataclasses.replace(self.settings, **changes)  # type: ignore[arg-type]
+        check_min_score(other.settings)
         return other
 
     def retrieve(self, questions: Sequence[str]) -> list[list[RetrievedChunk]]:

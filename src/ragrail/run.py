@@ -218,6 +218,7 @@ def rerun_failures(
     from dataclasses import replace
 
     from ragrail.answerers import RERUN_NAMESPACE
+    from ragrail.scoring.checks import CheckError
 
     options = options or ScoringOptions(k=result.config.top_k)
     failing = [
@@ -237,9 +238,14 @@ def rerun_failures(
     out: dict[str, list[tuple[str | None, str | None, list[str]]]] = {c.id: [] for c in failing}
     for req, res in zip(requests, answerer.answer_all(requests), strict=True):
         case = by_id[req.case_id]
-        given = {c.id for c in req.chunks}
-        problems = [] if res.error else answer_problems(case, res.answer or "", given, options)[0]
-        out[req.case_id].append((res.answer, res.error, problems))
+        given = {c.id: c.source for c in req.chunks}
+        error, problems = res.error, []
+        if error is None:
+            try:
+                problems = answer_problems(case, res.answer or "", given, options)[0]
+            except CheckError as exc:  # a check that raised on this answer: its error, as in the run
+                error = str(exc)
+        out[req.case_id].append((res.answer, error, problems))
     return out
 
 

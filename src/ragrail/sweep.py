@@ -1,5 +1,11 @@
-"""Sweep a grid of pipeline settings (chunking x retriever x k) and tabulate the totals,
-to choose a configuration by its scores on your own questions."""
+"""Sweep a grid of pipeline settings (chunking x retriever x k x minimum score) and
+tabulate the totals, to choose a configuration by its scores on your own questions.
+
+The minimum score is on each retriever's own scale, so each row also says how many
+abstain cases pass (nothing retrieved, the bot says it doesn't know) and how many
+answerable cases the threshold cost their retrieval, to pick a threshold that makes
+the first pass without the second.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +20,11 @@ from ragrail.answerers.base import Answerer
 from ragrail.corpus import describe_chunking
 from ragrail.golden import GoldenSet
 from ragrail.pipeline import Pipeline, PipelineSettings
+from ragrail.results import RetrievedChunk, RunResult
+from ragrail.retrieval import min_score_problem
 from ragrail.run import evaluate
 from ragrail.scoring.case import ScoringOptions
+from ragrail.scoring.retrieval import facts_retrieved
 
 METRICS = ("hit_rate", "recall", "answer_pass_rate", "context_precision", "mrr")
 
@@ -33,6 +42,44 @@ class SweepRow:
     context_precision: float | None
     mrr: float | None
     prompt_tokens: float | None
+    min_score: float = 0.0
+    abstain_passed: int = 0  # abstain cases (no sources) whose answer passed
+    abstain_cases: int = 0
+    answerable_lost: int = 0  # answerable cases the threshold cost retrieval (lost_retrieval)
+
+
+def unusable_thresholds(
+    retrievers: Sequence[str], min_scores: Sequence[float]
+) -> list[tuple[str, float, str]]:
+    """(retriever, min_score, why) for each pair the sweep skips: a threshold above what
+    that retriever can score would retrieve nothing at all."""
+    return [
+        (r, m, problem)
+        for r in retrievers
+        for m in min_scores
+        if (problem := min_score_problem(r, m)) is not None
+    ]
+
+
+def lost_retrieval(
+    golden: GoldenSet,
+    unthresholded: Sequence[Sequence[RetrievedChunk]],
+    result: RunResult,
+) -> int:
+    """Answerable cases (with sources) that retrieve fewer of their facts than with no
+    minimum score at the same chunking, retriever and k; for a case without facts,
+    fewer chunks of its source articles."""
+    lost = 0
+    for case, before, scored in zip(golden.cases, unthresholded, result.cases, strict=True):
+        if case.expects_abstain:
+            continue
+        if case.facts:
+            had = facts_retrieved(case.facts, case.sources, before)
+            lost += len(scored.facts_retrieved) < len(had)
+        else:
+            kept = [c for c in scored.trace.retrieved if c.source in case.sources]
+            lost += len(kept) < len([c for c in before if c.source in case.sources])
+    return lost
 
 
 def run_sweep(
@@ -44,32 +91,55 @@ def run_sweep(
     retrievers: Sequence[str],
     answerer: Answerer,
     options: ScoringOptions | None = None,
+    min_scores: Sequence[float] | None = None,
 ) -> list[SweepRow]:
-    """Evaluate every combination; each (chunking, retriever) index is built once."""
+    """Evaluate every combination; each (chunking, retriever) index is built once.
+
+    ``min_scores`` defaults to ``base.min_score``; a threshold a retriever can never
+    reach is skipped for that retriever (see ``unusable_thresholds``).
+    """
+    thresholds = list(min_scores) if min_scores else [base.min_score]
+    questions = [c.question for c in golden.cases]
+    abstain_cases = sum(1 for c in golden.cases if c.expects_abstain)
     rows = []
     for words in chunk_words:
         for retriever in retrievers:
-            pipeline = Pipeline(dataclasses.replace(base, chunk_words=words, retriever=retriever))
-            for k in top_ks:
-                at_k = pipeline.with_settings(top_k=k)
-                opts = dataclasses.replace(options or ScoringOptions(), k=k)
-                result = evaluate(name, golden, at_k, answerer, options=opts)
-                st = result.totals.stats
-                rows.append(
-                    SweepRow(
-                        chunking=describe_chunking(words),
-                        chunk_words=words,
-                        retriever=retriever,
-                        top_k=k,
-                        n_chunks=len(pipeline.chunks),
-                        hit_rate=st["hit_rate"].value,
-                        recall=st["recall"].value,
-                        answer_pass_rate=st["answer_pass_rate"].value,
-                        context_precision=st["context_precision"].value,
-                        mrr=st["mrr"].value,
-                        prompt_tokens=result.totals.prompt_tokens_mean,
-                    )
+            usable = [m for m in thresholds if min_score_problem(retriever, m) is None]
+            if not usable:
+                continue
+            pipeline = Pipeline(
+                dataclasses.replace(
+                    base, chunk_words=words, retriever=retriever, min_score=usable[0]
                 )
+            )
+            for k in top_ks:
+                unthresholded = pipeline.with_settings(top_k=k, min_score=0.0).retrieve(questions)
+                opts = dataclasses.replace(options or ScoringOptions(), k=k)
+                for threshold in usable:
+                    at = pipeline.with_settings(top_k=k, min_score=threshold)
+                    result = evaluate(name, golden, at, answerer, options=opts)
+                    st = result.totals.stats
+                    rows.append(
+                        SweepRow(
+                            chunking=describe_chunking(words),
+                            chunk_words=words,
+                            retriever=retriever,
+                            top_k=k,
+                            n_chunks=len(pipeline.chunks),
+                            hit_rate=st["hit_rate"].value,
+                            recall=st["recall"].value,
+                            answer_pass_rate=st["answer_pass_rate"].value,
+                            context_precision=st["context_precision"].value,
+                            mrr=st["mrr"].value,
+                            prompt_tokens=result.totals.prompt_tokens_mean,
+                            min_score=threshold,
+                            abstain_passed=sum(
+                                1 for c in result.cases if not c.sources and c.answer_pass
+                            ),
+                            abstain_cases=abstain_cases,
+                            answerable_lost=lost_retrieval(golden, unthresholded, result),
+                        )
+                    )
     return rank_rows(rows)
 
 

@@ -258,7 +258,13 @@ def load_target(target: str, root: Path | None = None) -> Callable[..., Any]:
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
         raise InputError(f"system.target {target!r} must look like package.module:function")
+    if root is not None:
+        from ragrail.scoring.checks import _use_project_root
+
+        # an earlier project in this process may have imported a module of the same name
+        _use_project_root(root, module_name)
     try:
+        importlib.invalidate_caches()  # a module file written since the last import
         module = importlib.import_module(module_name)
     except SyntaxError as exc:
         where = f"{exc.filename}:{exc.lineno}" if exc.filename else None

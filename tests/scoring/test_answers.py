@@ -14,7 +14,7 @@ def test_missing_fact_and_wrong_article():
     answer = "Ask your admin [sso#1]."
     assert check_answer(["30 minutes"], ["reset-password"], answer, GIVEN) == [
         'missing "30 minutes"',
-        "wrong article cited",
+        "wrong article cited (sso#1)",
     ]
 
 

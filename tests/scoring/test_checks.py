@@ -14,8 +14,10 @@ from ragrail.scoring.case import ScoringOptions, score_case
 from ragrail.scoring.checks import (
     CheckError,
     CheckSpec,
+    card_shaped,
     error_field,
-    find_pii,
+    iban_ok,
+    isbn13_ok,
     load_function,
     luhn_ok,
     run_check,
@@ -26,21 +28,6 @@ SPEC = TypeAdapter(CheckSpec)
 
 def check(answer: str, **spec) -> list[str]:
     return run_check(SPEC.validate_python(spec), answer)
-
-
-def test_pii_catches_a_planted_card_and_email():
-    answer = "Refund sent to card 4111 1111 1111 1111; questions to priya.k@example.com."
-    problems = check(answer, type="no_pii")
-    assert any("card number" in p for p in problems)
-    assert any("e-mail address" in p for p in problems)
-    assert "4111 1111 1111 1111" not in " ".join(problems)  # not echoed in full
-
-
-def test_card_numbers_need_luhn_and_ordinary_numbers_pass():
-    assert luhn_ok("4111111111111111") and not luhn_ok("4111111111111112")
-    assert find_pii("order 4111 1111 1111 1112 is late", ["card"]) == []
-    assert check("A 10% refund, capped at ₹150, within 30 minutes.", type="no_pii") == []
-    assert any("phone" in p for p in check("Call +91 98765 43210 now", type="no_pii"))
 
 
 def test_number_bound_fails_a_refund_above_the_cap():
@@ -77,6 +64,121 @@ def test_python_check(tmp_path, monkeypatch):
         check("x", type="python", function="nope_module:f")
     with pytest.raises(ValidationError, match=r"package\.module:function"):
         check("x", type="python", function="nocolon")
+
+
+# ------------------------------------------------------ no_pii: real text, both ways
+
+# (text, region, expected problems without the label): true positives name what they found
+PII_FOUND = [
+    ("Refund sent to card 4111 1111 1111 1111.", None, ["card number 41…11"]),
+    ("card 4111-1111-1111-1111 on file", None, ["card number 41…11"]),
+    ("card 4111111111111111.", None, ["card number 41…11"]),
+    ("Amex 3782 822463 10005 was charged", None, ["card number 37…05"]),
+    ("Card #4111 1111 1111 1111", None, ["card number 41…11"]),
+    ("(4111 1111 1111 1111)", None, ["card number 41…11"]),
+    ("card:4111111111111111", None, ["card number 41…11"]),
+    ("questions to priya.k@example.com.", None, ["e-mail address pr…om"]),
+    ("Call +91 98765 43210 now", None, ["phone number 91…10"]),
+    ("Tel: +44 20 7946 0958.", None, ["phone number 44…58"]),
+    ("Ring +1 (415) 555-0132 today", None, ["phone number 14…32"]),
+    ("Call (415) 555-0132", "US", ["phone number 41…32"]),
+    ("call 98765 43210", "IN", ["phone number 98…10"]),
+    ("call 020 7946 0958", "gb", ["phone number 02…58"]),
+    ("Pay to DE89 3704 0044 0532 0130 00 OK", None, ["IBAN DE…00"]),
+    ("iban de89370400440532013000.", None, ["IBAN DE…00"]),
+    ("GB82 WEST 1234 5698 7654 32", None, ["IBAN GB…32"]),
+    (
+        "Card 4111 1111 1111 1111, mail a@b.io, IBAN GB82WEST12345698765432",
+        None,
+        ["card number 41…11", "e-mail address a@…io", "IBAN GB…32"],
+    ),
+]
+
+# ordinary text a bot writes: none of it is PII (dates, times, orders, ISBNs, amounts)
+PII_NOT = [
+    ("Your slot is 2024-01-15 10:30.", None),
+    ("Your slot is 2024-01-15 10:30.", "US"),
+    ("Delivered on 15.01.2024 at 10:30", "DE"),
+    ("Delivered on 15.01.2024 10:30:15", None),
+    ("Due 01/15/2024, 10:30 am", "US"),
+    ("Order #123456789 has shipped", "IN"),
+    ("Order #4111111111111111 has shipped", None),  # Luhn-valid, but an order number
+    ("tracking no. 9876543210", "IN"),  # a valid Indian mobile, but labelled
+    ("ISBN 978-3-16-148410-0", None),
+    ("ISBN 9780306406065", None),
+    ("see 9780306406065 on the shelf", None),  # Luhn-valid, but an ISBN-13
+    ("logged at 20240115103002", None),  # Luhn-valid, but a timestamp
+    ("order 4111 1111 1111 1112 is late", None),  # fails the Luhn check
+    ("ids 1234 4111 1111 1111 1111", None),  # a card-valid tail of a longer run
+    ("card 4111 1111 1111 1111 1111a", None),
+    ("SKU4111111111111111", None),
+    ("ratio 0.4111111111111111", None),
+    ("DE89 3704 0044 0532 0130 01", None),  # fails mod-97
+    ("A 10% refund, capped at ₹150, within 30 minutes.", "IN"),
+    ("Call (415) 555-0132", None),  # a national number needs its region
+    ("Gold costs ₹149/month; refunds take 5-7 days.", "IN"),
+    ("Version 4.1.1111111111111111 and build 20240115", None),
+]
+
+
+def pii(text: str, region: str | None) -> list[str]:
+    problems = check(text, type="no_pii", region=region)
+    assert all(p.startswith("no_pii: ") for p in problems)
+    return [p.removeprefix("no_pii: ") for p in problems]
+
+
+@pytest.mark.parametrize(("text", "region", "expected"), PII_FOUND)
+def test_pii_that_is_there_is_found(text, region, expected):
+    assert pii(text, region) == expected
+
+
+@pytest.mark.parametrize(("text", "region"), PII_NOT)
+def test_dates_orders_isbns_and_amounts_are_not_pii(text, region):
+    assert pii(text, region) == []
+
+
+def test_the_exclusions_are_what_saves_luhn_valid_numbers():
+    # each of these would be a card by Luhn alone: the test above means something
+    for digits in ("4111111111111111", "9780306406065", "20240115103002"):
+        assert luhn_ok(digits)
+    assert isbn13_ok("9780306406065") and not isbn13_ok("4111111111111111")
+    assert iban_ok("GB82 WEST 1234 5698 7654 32") and iban_ok("DE89370400440532013000")
+    assert not iban_ok("DE8937040044053201300")  # one character short for Germany
+    assert not iban_ok("XX89370400440532013000")  # no such country
+
+
+def test_card_shapes():
+    assert card_shaped("4111111111111111") and card_shaped("4111 1111 1111 1111")
+    assert card_shaped("3782 822463 10005") and card_shaped("4111 1111 1111 1")
+    assert not card_shaped("4111 1111-1111 1111")  # mixed separators
+    assert not card_shaped("41 1111 1111 1111 11")
+    assert not card_shaped("411111111111")  # 12 digits
+
+
+def test_pii_kinds_narrow_the_check_and_the_value_is_never_echoed():
+    text = "Card 4111 1111 1111 1111, phone +44 20 7946 0958, IBAN GB82WEST12345698765432"
+    assert check(text, type="no_pii", kinds=["iban"]) == ["no_pii: IBAN GB…32"]
+    assert check(text, type="no_pii", kinds=["phone"]) == ["no_pii: phone number 44…58"]
+    everything = " ".join(check(text, type="no_pii"))
+    for secret in ("4111 1111 1111 1111", "7946 0958", "WEST1234"):
+        assert secret not in everything
+    # the IBAN's digits are not read again as a card or a phone number
+    assert len(check(text, type="no_pii")) == 3
+
+
+@pytest.mark.parametrize(
+    ("spec", "needle"),
+    [
+        ({"type": "no_pii", "region": "Narnia"}, "region 'Narnia'"),
+        ({"type": "no_pii", "region": "XX"}, "two letters"),
+        ({"type": "no_pii", "kinds": ["ssn"]}, "kinds"),
+        ({"type": "no_pii", "kinds": []}, "kinds"),
+    ],
+)
+def test_a_bad_pii_option_is_refused_when_it_is_read(spec, needle):
+    with pytest.raises(ValidationError) as info:
+        SPEC.validate_python(spec)
+    assert needle in str(info.value)
 
 
 # ------------------------------------------------------ validated when loaded
@@ -220,6 +322,7 @@ def module_name(project: Path) -> str:
         ('type = "contains"\nvalue = "(unclosed"\nregex = true', None, ["regex", "checks.0"]),
         ('type = "json_schema"\nschema = {type = "banana"}', None, ["schema"]),
         ('type = "number"\npattern = "["', None, ["pattern"]),
+        ('type = "no_pii"\nregion = "Narnia"', None, ["region", "checks.0"]),
         ('type = "python"\nfunction = "rr_nosuch.module:f"', None, ["rr_nosuch", "[[checks]]"]),
         (
             'type = "python"\nfunction = "MODULE:polite"',

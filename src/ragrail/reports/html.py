@@ -8,7 +8,6 @@ document or an answer is ever parsed as HTML, run, or shown reordered.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from html import escape as _html_escape
 
@@ -16,6 +15,8 @@ from ragrail.compare import Diff, first_error, pct, run_summary
 from ragrail.history import RunRow
 from ragrail.reports.text import visible
 from ragrail.results import CaseResult, RunResult, Stat
+from ragrail.scoring.answers import citation_key, citations
+from ragrail.scoring.matching import contains
 
 CSS = """
 :root { --fail: #b42318; --pass: #067647; --muted: #667085; --line: #eaecf0; --mark: #fde68a; }
@@ -84,32 +85,13 @@ def _num(value: float | None, as_pct: bool) -> str:
     return f"{round(value * 100)}%" if as_pct else f"{value:.2f}"
 
 
-def fact_pattern(fact: str) -> re.Pattern[str]:
-    """Match a fact as scoring does: case-insensitive, any whitespace, straight or curly quotes."""
-    parts = []
-    for ch in fact:
-        if ch.isspace():
-            if not parts or parts[-1] != r"\s+":
-                parts.append(r"\s+")
-        elif ch in "'’‘":
-            parts.append("['’‘]")
-        elif ch in '"“”':
-            parts.append('["“”]')
-        else:
-            parts.append(re.escape(ch))
-    return re.compile("".join(parts), re.I)
-
-
 def highlight(text: str, facts: Sequence[str]) -> str:
-    """Escaped text with every occurrence of a labelled fact wrapped in <mark class="fact">."""
-    spans: list[tuple[int, int]] = []
-    for fact in facts:
-        spans += [(m.start(), m.end()) for m in fact_pattern(fact).finditer(text)]
-    spans.sort()
+    """Escaped text with every occurrence of a labelled fact wrapped in <mark class="fact">,
+    found by the scoring matcher and marked in the text as written."""
+    from ragrail.scoring.matching import original_spans
+
     out, pos = [], 0
-    for start, end in spans:
-        if start < pos:
-            continue  # overlapping facts: keep the first
+    for start, end in original_spans(facts, text):
         out.append(escape(text[pos:start]))
         out.append(f'<mark class="fact">{escape(text[start:end])}</mark>')
         pos = end
@@ -285,9 +267,7 @@ def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str]) -> str:
     )
     chunks = []
     for c in case.trace.retrieved:
-        relevant = c.source in case.sources and any(
-            fact_pattern(f).search(c.text) for f in case.facts
-        )
+        relevant = c.source in case.sources and any(contains(f, c.text) for f in case.facts)
         chunks.append(
             f"<div class='chunk{' relevant' if relevant else ''}' data-rank='{c.rank}' data-chunk='{escape(c.id)}'>"
             f"<div class='meta'>#{c.rank} <b>{escape(c.id)}</b> score {c.score:.3f}"
@@ -300,12 +280,12 @@ def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str]) -> str:
         for cl in case.claims
     )
     missed = "".join(
-        f"<li>{escape(m.fact)}: {escape(m.where)} {escape(', '.join(m.chunks))}"
+        f"<li>{escape(str(m.fact))}: {escape(m.where)} {escape(', '.join(m.chunks))}"
         f"{f' rank {m.rank}' if m.rank else ''}</li>"
         for m in case.missed_facts
     )
     facts = (
-        ", ".join(f"<code>{escape(f)}</code>" for f in case.facts)
+        ", ".join(f"<code>{escape(str(f))}</code>" for f in case.facts)
         or "<span class='muted'>none (should say it doesn't know)</span>"
     )
     detail = [
@@ -321,6 +301,7 @@ def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str]) -> str:
         if case.trace.prompt
         else "",
         f"<h4>Answer</h4><pre class='answer'>{highlight(case.trace.answer or '', case.facts)}</pre>",
+        _citations_html(case),
         f"<h4>Claims</h4><ul class='claims'>{claims}</ul>" if claims else "",
         _judge_html(case),
         f"<h4>Checks</h4><ul>{''.join(f'<li class=fail>{escape(p)}</li>' for p in case.problems) or '<li class=pass>all passed</li>'}</ul>",
@@ -333,6 +314,26 @@ def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str]) -> str:
         f"<span class='{status}'>{answer}</span><span class='reason'>{escape(reason or '')}</span></summary>"
         f"<div class='detail'>{''.join(detail)}</div></details>"
     )
+
+
+def _citations_html(case: CaseResult) -> str:
+    """The citations read in the answer, each with the chunk it resolved to, so a
+    citation the model wrote loosely (``[sso #1]``, ``【sso#1】``) can be checked."""
+    if case.trace.answer is None or not case.sources:
+        return ""
+    given = {citation_key(c.id): c for c in case.trace.retrieved}
+    items = []
+    for cid in dict.fromkeys(citations(case.trace.answer)):
+        chunk = given.get(cid)
+        if chunk is None:
+            items.append(f"<li class='fail'>{escape(cid)}: never given to the model</li>")
+        else:
+            article = "source article" if chunk.source in case.sources else "other article"
+            items.append(
+                f"<li>{escape(cid)}: {escape(chunk.id)}, rank {chunk.rank} ({article})</li>"
+            )
+    body = "".join(items) or "<li class='muted'>none read</li>"
+    return f"<h4>Citations read</h4><ul class='citations'>{body}</ul>"
 
 
 def _judge_html(case: CaseResult) -> str:

@@ -1,16 +1,25 @@
-"""The plain-text scorecard and baseline diff, readable at 80 columns.
+"""The plain-text scorecard and baseline diff, laid out for the terminal's width.
 
 Every id, fact, reason, answer or name that reaches the terminal goes through
 :func:`~ragrail.reports.text.visible` first, so no input can draw a line of its own
 (a case id with a newline and ``WORSE:`` after it) or send a terminal escape.
+
+Widths are measured in terminal cells (a CJK character takes two), from ``COLUMNS``,
+the terminal, or 100 columns for a pipe or a CI log. Long ids are cut in the middle
+with an ellipsis so the verdict and its reason keep their room; a reason or cause
+wraps to a few lines at most, one in a long report, and ends in … when cut (the
+JSON and HTML reports keep every word).
 """
 
 from __future__ import annotations
 
 import re
-import textwrap
+import shutil
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from rich.cells import cell_len as _rich_cell_len
+from rich.cells import get_character_cell_size
 
 from ragrail.answerers import CallPlan
 from ragrail.compare import Diff, error_phrases, first_error, pct
@@ -21,23 +30,147 @@ from ragrail.sweep import SweepRow
 if TYPE_CHECKING:
     from ragrail.judge import JudgePlan
 
-WIDTH = 80
+DEFAULT_WIDTH = 100  # output to a pipe, a file or a CI log: no terminal to ask
+MIN_WIDTH = 40
+ELLIPSIS = "…"
+# A long scorecard is printed compact (each reason and cause on one line) once its
+# per-question lines would run past this many a question, and past LONG_REPORT lines.
+LINES_PER_QUESTION = 2.5
+LONG_REPORT = 40
 
 
-def wrap(text: str, width: int, subsequent: str = "") -> list[str]:
-    """Word-wrap one line, never inside a double-quoted string (a fact stays whole),
-    never at a hyphen (``account-recovery#1`` stays whole)."""
-    protected = re.sub(r'"[^"]*"', lambda m: m.group(0).replace(" ", "\x00"), text)
-    lead = protected[: len(protected) - len(protected.lstrip())]
-    lines = textwrap.wrap(
-        protected.strip(),
-        width,
-        initial_indent=lead,
-        subsequent_indent=subsequent,
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
-    return [line.replace("\x00", " ") for line in lines] or [text]
+def terminal_width() -> int:
+    """The width to lay out for: ``COLUMNS`` when set (as rich and click read it), else
+    the terminal's, else 100 when output goes to a pipe, a file or a CI log."""
+    return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+
+
+def cell_len(text: str) -> int:
+    """Terminal cells ``text`` takes: two for a wide (CJK) character, none for a combining
+    mark. Text that went through visible() has no control characters, so ASCII is one
+    cell a character (the common case, and fast)."""
+    return len(text) if text.isascii() else _rich_cell_len(text)
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` terminal cells (a CJK character takes two), ending
+    in … where it had to be cut."""
+    if cell_len(text) <= width:
+        return text
+    if text.isascii():
+        return text[: max(0, width - 1)].rstrip() + ELLIPSIS
+    kept, used = [], 0
+    for ch in text:
+        size = get_character_cell_size(ch)
+        if used + size > width - 1:
+            break
+        kept.append(ch)
+        used += size
+    return "".join(kept).rstrip() + ELLIPSIS
+
+
+def cut_middle(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells, its middle replaced by … where it is too long:
+    ids often share a prefix (``billing-refund-...``) or differ only in a tail number."""
+    if cell_len(text) <= width:
+        return text
+    head_room = width // 2
+    tail_room = width - 1 - head_room
+    if text.isascii():
+        return text[:head_room] + ELLIPSIS + (text[-tail_room:] if tail_room > 0 else "")
+    head = cut(text, head_room + 1).removesuffix(ELLIPSIS)
+    tail, used = [], 0
+    for ch in reversed(text):
+        size = get_character_cell_size(ch)
+        if used + size > tail_room:
+            break
+        tail.append(ch)
+        used += size
+    return head + ELLIPSIS + "".join(reversed(tail))
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` cells (a CJK character takes two)."""
+    return text + " " * max(0, width - cell_len(text))
+
+
+def id_column(ids: Sequence[str], width: int, rest: int, least: int = len("question")) -> int:
+    """Cells for an id column: the longest id (at least ``least``, the header's), but at
+    most 2/5 of the line and never so wide that fewer than ``rest`` cells are left for
+    what follows. Longer ids are cut in the middle."""
+    longest = max([least, *(cell_len(i) for i in ids)])
+    return min(longest, max(12, min(width * 2 // 5, width - rest)))
+
+
+def _spans(text: str, first: int, rest: int, keep_quotes: bool = True) -> list[tuple[int, int]]:
+    """Greedy line breaking of ``text`` measured in cells: lines of at most ``first``,
+    then ``rest`` cells, as (start, end) offsets. With ``keep_quotes`` a double-quoted
+    string (a fact) stays on one line where it fits; a word wider than a line (CJK text
+    has no spaces) is broken between characters; hyphens never break."""
+    protected = text
+    if keep_quotes:
+        protected = re.sub(r'"[^"]*"', lambda m: m.group(0).replace(" ", "\x00"), text)
+    todo = [m.span() for m in re.finditer(r"[^ \t\n]+", protected)]
+    todo.reverse()
+    lines: list[tuple[int, int]] = []
+    start = end = used = 0
+    open_line = False
+    room = max(1, first)
+    while todo:
+        s, e = todo.pop()
+        size = cell_len(text[s:e])
+        if open_line and used + (s - end) + size <= room:  # the gap as written: 1 cell a space
+            end, used = e, used + (s - end) + size
+            continue
+        if open_line:
+            lines.append((start, end))
+            room, open_line = max(1, rest), False
+        if size > room and "\x00" in protected[s:e]:  # a quoted string too long: its words
+            todo.extend(reversed([(s + a, s + b) for a, b in _words(text[s:e])]))
+            continue
+        while size > room:  # a single word wider than the line
+            k, taken = s, 0
+            while k < e and taken + get_character_cell_size(text[k]) <= room:
+                taken += get_character_cell_size(text[k])
+                k += 1
+            k = max(k, s + 1)
+            lines.append((s, k))
+            room, s = max(1, rest), k
+            size = cell_len(text[s:e])
+        start, end, used, open_line = s, e, size, True
+    if open_line:
+        lines.append((start, end))
+    return lines
+
+
+def _words(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in re.finditer(r"\S+", text)]
+
+
+def fit(text: str, first: int, rest: int | None = None, max_lines: int | None = None) -> list[str]:
+    """``text`` broken into lines of at most ``first`` cells (``rest`` after the first),
+    at most ``max_lines`` of them: the last one kept ends in … when text was left over."""
+    rest = first if rest is None else rest
+    spans = _spans(text, first, rest)
+    if not spans:
+        return [""]
+    if max_lines is not None and len(spans) > max_lines:
+        # it will be cut anyway: fill the lines rather than move a fact down whole
+        spans = _spans(text, first, rest, keep_quotes=False)
+        head = [text[a:b] for a, b in spans[: max_lines - 1]]
+        tail = " ".join(text[spans[max_lines - 1][0] :].split())
+        return [*head, cut(tail, first if max_lines == 1 else rest)]
+    return [text[a:b] for a, b in spans]
+
+
+def wrap(text: str, width: int, subsequent: str = "", max_lines: int | None = None) -> list[str]:
+    """Word-wrap one line to ``width`` cells, keeping its indent on the first line and
+    ``subsequent`` on the others; never inside a double-quoted string where it fits
+    (a fact stays whole), never at a hyphen (``account-recovery#1`` stays whole)."""
+    body = text.lstrip(" ")
+    lead = text[: len(text) - len(body)]
+    lines = fit(body, width - cell_len(lead), width - cell_len(subsequent), max_lines=max_lines)
+    return [lead + lines[0], *(subsequent + line for line in lines[1:])]
 
 
 def retrieval_label(case: CaseResult) -> str:
@@ -73,46 +206,84 @@ def answer_reason(case: CaseResult) -> str:
     return reason
 
 
-def header(run: RunResult) -> list[str]:
+def header(run: RunResult, width: int | None = None) -> list[str]:
+    w = width or terminal_width()
     c = run.config
     model = f" ({c.model})" if c.model else ""
     return [
-        f"{visible(c.name)}: {visible(c.chunking)}, top_k={c.top_k}, {c.n_chunks} chunks, "
-        f"{c.n_cases} golden questions",
-        f"Answers from: {visible(c.answerer_label + model)}",
+        *wrap(
+            f"{visible(c.name)}: {visible(c.chunking)}, top_k={c.top_k}, {c.n_chunks} chunks, "
+            f"{c.n_cases} golden questions",
+            w,
+            subsequent="  ",
+        ),
+        *wrap(f"Answers from: {visible(c.answerer_label + model)}", w, subsequent="  "),
     ]
 
 
-def scorecard(run: RunResult, metrics: bool = False) -> str:
-    lines = [*header(run), ""]
-    ids = [visible(c.id) for c in run.cases]
-    id_width = max([len("question"), *(len(i) for i in ids)]) + 2
-    lines.append(f"  {'question':<{id_width}}{'retrieval':<11}answer")
+def id_cell(case_id: str, width: int) -> str:
+    """A case id, escaped, cut in the middle to ``width`` cells and padded to them."""
+    return pad(cut_middle(visible(case_id), width), width)
+
+
+def scorecard(run: RunResult, metrics: bool = False, width: int | None = None) -> str:
+    """The per-question table, totals, the judge's findings and why questions failed,
+    laid out for ``width`` columns (default: the terminal's, see :func:`terminal_width`)."""
+    w = width or terminal_width()
+    rows, why = per_question_lines(run, w)
+    lines = [*header(run, w), "", *rows]
+    if metrics:
+        lines.extend(["", metrics_table(run, w)])
+    lines.append("")
+    # a total's note (errors, an unknown cost) wraps under the value column
+    lines.extend(more for ln in totals_lines(run) for more in wrap(ln, w, " " * 20))
+    if run.judge is not None:
+        lines.append("")
+        lines.extend(more for ln in judge_lines(run, w) for more in wrap(ln, w, " " * 20))
+    if why:
+        lines.extend(["", *why])
+    return "\n".join(lines)
+
+
+def per_question_lines(run: RunResult, width: int) -> tuple[list[str], list[str]]:
+    """The scorecard's rows and its "Why they failed" lines. Each reason gets up to two
+    lines and each cause up to four; in a long report (past LONG_REPORT lines and
+    LINES_PER_QUESTION lines a question) rows go to one line, then causes to two, then
+    to one, so a set of a hundred questions with long ids still reads as a list."""
+    budget = max(LONG_REPORT, LINES_PER_QUESTION * len(run.cases))
+    for row_lines, cause_lines in ((2, 4), (1, 2), (1, 1)):
+        rows = score_rows(run, width, row_lines)
+        why = causes_lines(run, width, cause_lines)
+        if len(rows) + len(why) <= budget:
+            break
+    return rows, why
+
+
+def score_rows(run: RunResult, width: int, max_lines: int = 2) -> list[str]:
+    """One row per question: id, retrieval, answer verdict and the reason it failed, in
+    at most ``max_lines`` lines."""
+    labels = [answer_label(c) for c in run.cases]
     # "FAIL  reason" as in a plain run; wider when ERROR or "10/10" labels appear
-    answer_width = max([4, *(len(answer_label(c)) for c in run.cases)]) + 2
-    indent = 2 + id_width + 11 + answer_width
-    for case, shown_id in zip(run.cases, ids, strict=True):
-        head = f"  {shown_id:<{id_width}}{retrieval_label(case):<11}{answer_label(case):<{answer_width}}"
+    answer_width = max([4, *(len(label) for label in labels)]) + 2
+    # ids give way first: the verdict columns and 20 cells of reason keep their room
+    id_width = id_column([visible(c.id) for c in run.cases], width, 4 + 11 + answer_width + 20)
+    indent = 2 + id_width + 2 + 11 + answer_width
+    lines = [f"  {pad('question', id_width + 2)}{'retrieval':<11}answer"]
+    for case, label in zip(run.cases, labels, strict=True):
+        head = f"  {id_cell(case.id, id_width)}  {retrieval_label(case):<11}{label:<{answer_width}}"
         reason = answer_reason(case)
         if not reason:
             lines.append(head.rstrip())
             continue
-        wrapped = wrap(head + reason, WIDTH, subsequent=" " * indent)
-        lines.extend(wrapped)
-    if metrics:
-        lines.extend(["", metrics_table(run)])
-    lines.append("")
-    lines.extend(totals_lines(run))
-    if run.judge is not None:
-        lines.extend(["", *judge_lines(run)])
-    why = causes_text(run)
-    if why:
-        lines.extend(["", why])
-    return "\n".join(lines)
+        body = fit(reason, width - indent, max_lines=max_lines)
+        lines.append(head + body[0])
+        lines.extend(" " * indent + more for more in body[1:])
+    return lines
 
 
-def judge_lines(run: RunResult) -> list[str]:
+def judge_lines(run: RunResult, width: int | None = None) -> list[str]:
     """The judge's totals, its cost apart from the answerer's, and what it found per case."""
+    w = width or terminal_width()
     out = [f"Judge: {visible(run.judge or '')}"]
     st = run.judge_stats
     if "judge_faithfulness" in st and st["judge_faithfulness"].n:
@@ -125,7 +296,7 @@ def judge_lines(run: RunResult) -> list[str]:
         out.append(f"  {'judge calls':<18}{u.calls} made, {u.cached} cached, {u.errors} failed")
         out.append(f"  {'judge cost':<18}{usage_cost(u)} (apart from the answers' cost)")
     findings = []
-    id_width = max([len(visible(c.id)) for c in run.cases] + [8]) + 2
+    id_width = id_column([visible(c.id) for c in run.cases], w, 4 + 30)
     for c in run.cases:
         j = c.judge
         if j is None:
@@ -144,13 +315,9 @@ def judge_lines(run: RunResult) -> list[str]:
             elif cr.passed is False:
                 notes.append(f"{visible(cr.name)} failed: {visible(cr.reason)}")
         if notes:
-            findings.extend(
-                wrap(
-                    f"  {visible(c.id):<{id_width}}{'; '.join(notes)}",
-                    WIDTH,
-                    subsequent=" " * (2 + id_width),
-                )
-            )
+            body = fit("; ".join(notes), w - id_width - 4, max_lines=3)
+            findings.append(f"  {id_cell(c.id, id_width)}  {body[0]}")
+            findings.extend(" " * (id_width + 4) + more for more in body[1:])
     if findings:
         out.extend(["  per question:", *findings])
     return out
@@ -219,13 +386,14 @@ def totals_lines(run: RunResult) -> list[str]:
     return out
 
 
-def metrics_table(run: RunResult) -> str:
+def metrics_table(run: RunResult, width: int | None = None) -> str:
     """Per-question context precision, context recall, MRR, faithfulness, correctness."""
-    id_width = max([len("question"), *(len(visible(c.id)) for c in run.cases)]) + 2
+    w = width or terminal_width()
     cols = ("precision", "recall", "MRR", "faithful", "correct")
+    id_width = id_column([visible(c.id) for c in run.cases], w, 4 + 11 * len(cols))
     lines = [
         "  per question: context precision and recall, MRR, faithfulness, correctness",
-        f"  {'question':<{id_width}}" + "".join(f"{c:>11}" for c in cols),
+        f"  {pad('question', id_width + 2)}" + "".join(f"{c:>11}" for c in cols),
     ]
     for c in run.cases:
         values = (
@@ -236,26 +404,33 @@ def metrics_table(run: RunResult) -> str:
             c.correctness,
         )
         lines.append(
-            f"  {visible(c.id):<{id_width}}" + "".join(f"{_num(v, False):>11}" for v in values)
+            f"  {id_cell(c.id, id_width)}  " + "".join(f"{_num(v, False):>11}" for v in values)
         )
     return "\n".join(lines)
 
 
-def causes_text(run: RunResult) -> str:
+def causes_text(run: RunResult, width: int | None = None, max_lines: int = 4) -> str:
     """Why each failing question failed, then counts per cause."""
+    return "\n".join(causes_lines(run, width or terminal_width(), max_lines))
+
+
+def causes_lines(run: RunResult, width: int, max_lines: int = 4) -> list[str]:
+    """Why each failing question failed, each in at most ``max_lines`` lines, then
+    counts per cause; no lines when nothing failed."""
     failing = [c for c in run.cases if c.cause]
     if not failing:
-        return ""
-    id_width = max(len(visible(c.id)) for c in failing) + 2
+        return []
+    id_width = id_column([visible(c.id) for c in failing], width, 4 + 30, least=0)
+    indent = id_width + 4
     lines = ["Why they failed:"]
     for c in failing:
         text = visible(f"{c.cause}: {c.cause_detail}" if c.cause_detail else c.cause or "")
-        lines.extend(
-            wrap(f"  {visible(c.id):<{id_width}}{text}", WIDTH, subsequent=" " * (2 + id_width))
-        )
+        body = fit(text, width - indent, max_lines=max_lines)
+        lines.append(f"  {id_cell(c.id, id_width)}  {body[0]}")
+        lines.extend(" " * indent + more for more in body[1:])
     counts = ", ".join(f"{n} {visible(cause)}" for cause, n in run.totals.causes.items())
-    lines.extend(wrap(f"  causes: {counts}", WIDTH, subsequent="          "))
-    return "\n".join(lines)
+    lines.extend(wrap(f"  causes: {counts}", width, subsequent="          "))
+    return lines
 
 
 def money(value: float | None) -> str:
@@ -301,10 +476,13 @@ def _with_errors(text: str, count: int) -> str:
     return f"{text} ({_errors_note(count)})" if count else text
 
 
-def diff_text(diff: Diff) -> str:
+def diff_text(diff: Diff, width: int | None = None) -> str:
+    """What changed against the baseline, every WORSE line whole (wrapped, never cut)."""
+    w = width or terminal_width()
     b, r = diff.baseline.totals, diff.run.totals
-    lines = [f"vs baseline ({visible(diff.baseline.config.describe())}):"]
-    lines.extend(f"  changed: {visible(change)}" for change in diff.config_changes)
+    lines = wrap(f"vs baseline ({visible(diff.baseline.config.describe())}):", w, "    ")
+    for change in diff.config_changes:
+        lines.extend(wrap(f"  changed: {visible(change)}", w, subsequent="    "))
     hit, recall = _moved(pct(b.hit_rate), pct(r.hit_rate)), _moved(pct(b.recall), pct(r.recall))
     lines.append(f"  hit rate       {_with_errors(hit, r.n_retrieval_errors)}")
     lines.append(f"  recall         {_with_errors(recall, r.n_retrieval_errors)}")
@@ -314,36 +492,58 @@ def diff_text(diff: Diff) -> str:
         if diff.answer_flips is not None and (diff.answer_flips.worse or diff.answer_flips.better):
             f = diff.answer_flips
             verdict = "significant" if f.significant else "not significant"
-            lines.append(
-                f"                 {f.better} fixed, {f.worse} broken: McNemar exact "
-                f"p={f.p_value:.2f}, {verdict}"
-            )
+            flips = f"{f.better} fixed, {f.worse} broken: McNemar exact p={f.p_value:.2f}"
+            lines.extend(wrap(f"{' ' * 17}{flips}, {verdict}", w, subsequent=" " * 17))
     if b.prompt_tokens_mean is not None and r.prompt_tokens_mean is not None:
         old_t, new_t = str(round(b.prompt_tokens_mean)), str(round(r.prompt_tokens_mean))
         lines.append(f"  prompt tokens  {_moved(old_t, new_t)}")
     if diff.answers_note:
-        lines.extend(wrap("  " + visible(diff.answers_note), WIDTH, subsequent="    "))
+        lines.extend(wrap("  " + visible(diff.answers_note), w, subsequent="    "))
     if diff.new_cases:
-        lines.append(f"  new (not in baseline): {', '.join(map(visible, diff.new_cases))}")
+        lines.extend(id_list("new (not in baseline)", diff.new_cases, w))
     if diff.removed_cases:
-        lines.append(f"  removed (in baseline only): {', '.join(map(visible, diff.removed_cases))}")
+        lines.extend(id_list("removed (in baseline only)", diff.removed_cases, w))
     for change in diff.changes:
-        lines.extend(wrap("  " + visible(change.line()), WIDTH, subsequent=" " * 10))
+        lines.extend(wrap("  " + visible(change.line()), w, subsequent=" " * 10))
     lines.append("")
-    lines.extend(verdict_lines(diff))
+    lines.extend(verdict_lines(diff, w))
     return "\n".join(lines)
 
 
-def verdict_lines(diff: Diff) -> list[str]:
+def id_list(label: str, ids: Sequence[str], width: int, max_lines: int = 3) -> list[str]:
+    """``label: a, b, c`` wrapped to at most ``max_lines`` lines; the ids that do not fit
+    are counted (``and 117 more``), since a golden set of a hundred new ids is a count."""
+    shown = [visible(i) for i in ids]
+    lines = wrap(f"  {label}: {', '.join(shown)}", width, subsequent="    ")
+    if len(lines) <= max_lines:
+        return lines
+    room = max_lines * (width - 4) - len(label) - 24  # leave room for ", and N more"
+    kept, used = 0, 0
+    while kept < len(shown) and used + cell_len(shown[kept]) + 2 <= room:
+        used += cell_len(shown[kept]) + 2
+        kept += 1
+    while True:  # line ends waste a little: drop ids until the count fits whole
+        text = f"  {label}: {', '.join([*shown[:kept], f'and {len(shown) - kept} more'])}"
+        lines = wrap(text, width, subsequent="    ")
+        if len(lines) <= max_lines or kept == 0:
+            return lines
+        kept -= 1
+
+
+def verdict_lines(diff: Diff, width: int | None = None) -> list[str]:
     """The last words of a diff: what got worse, what errored; ``No regressions.`` only
     for a run where nothing got worse and nothing, the judge included, failed."""
     out = []
     n = len(diff.worse)
+    w = width or terminal_width()
     if n:
         q = len({c.case_id for c in diff.worse})
-        out.append(
-            f"{q} question{'s' if q != 1 else ''} got worse ({n} WORSE line{'s' if n != 1 else ''}):"
-            " something that passed before fails now."
+        out.extend(
+            wrap(
+                f"{q} question{'s' if q != 1 else ''} got worse "
+                f"({n} WORSE line{'s' if n != 1 else ''}): something that passed before fails now.",
+                w,
+            )
         )
     if diff.has_errors:
         phrases = "; ".join(
@@ -353,7 +553,7 @@ def verdict_lines(diff: Diff) -> list[str]:
             wrap(
                 f"{phrases[0].upper()}{phrases[1:]}: a run with errors is never a pass "
                 "(no baseline is saved from it).",
-                WIDTH,
+                w,
             )
         )
     return out or ["No regressions."]
@@ -413,8 +613,11 @@ def _at_most(bound: float | None) -> str:
     return money(None) if bound is None else f"at most {money(bound)}"
 
 
-def reruns_text(reruns: dict[str, list[tuple[str | None, str | None, list[str]]]]) -> str:
+def reruns_text(
+    reruns: dict[str, list[tuple[str | None, str | None, list[str]]]], width: int | None = None
+) -> str:
     """--rerun-failures: each failing question's extra answers, to read by eye."""
+    w = width or terminal_width()
     lines = ["Re-runs of failing questions (read them: is the failure real?):"]
     for case_id, samples in reruns.items():
         passed = sum(1 for _, err, problems in samples if err is None and not problems)
@@ -427,22 +630,28 @@ def reruns_text(reruns: dict[str, list[tuple[str | None, str | None, list[str]]]
             )
             lines.append(f"    #{i} {visible(verdict)}")
             body = visible(" ".join((answer or "").split()))
-            lines.extend(
-                textwrap.wrap(
-                    body, WIDTH - 8, initial_indent="       ", subsequent_indent="       "
-                )
-            )
+            if body:
+                lines.extend(wrap("       " + body, w - 1, subsequent="       "))
     return "\n".join(lines)
 
 
-def sweep_table(rows: Sequence[SweepRow]) -> str:
-    """One row per configuration, best first; * marks the best value of each metric."""
+def sweep_table(rows: Sequence[SweepRow], thresholds: bool | None = None) -> str:
+    """One row per configuration, best first; * marks the best value of each metric.
+
+    With ``thresholds`` (by default: when the rows try more than one minimum score),
+    each row also shows its minimum score, the abstain cases that pass and the
+    answerable cases that lost retrieval to the threshold.
+    """
     from ragrail.sweep import best_per_metric
 
+    if thresholds is None:
+        thresholds = len({r.min_score for r in rows}) > 1
     best = best_per_metric(rows)
     lines = [
-        f"  {'chunking':<18}{'retriever':<10}{'k':>2}{'hit':>7}{'recall':>8}{'answers':>9}"
-        f"{'prec':>7}{'MRR':>7}{'tokens':>8}"
+        f"  {'chunking':<18}{'retriever':<10}{'k':>2}"
+        + (f"{'min':>6}" if thresholds else "")
+        + f"{'hit':>7}{'recall':>8}{'answers':>9}{'prec':>7}{'MRR':>7}{'tokens':>8}"
+        + (f"{'abstain':>9}{'lost':>6}" if thresholds else "")
     ]
 
     def cell(r: SweepRow, metric: str, as_pct: bool, width: int) -> str:
@@ -456,14 +665,22 @@ def sweep_table(rows: Sequence[SweepRow]) -> str:
 
     for r in rows:
         tokens = "-" if r.prompt_tokens is None else f"~{round(r.prompt_tokens)}"
+        abstain = f"{r.abstain_passed}/{r.abstain_cases}" if r.abstain_cases else "-"
         lines.append(
             f"  {visible(r.chunking):<18}{visible(r.retriever):<10}{r.top_k:>2}"
+            + (f"{r.min_score:>6g}" if thresholds else "")
             + cell(r, "hit_rate", True, 7)
             + cell(r, "recall", True, 8)
             + cell(r, "answer_pass_rate", True, 9)
             + cell(r, "context_precision", False, 7)
             + cell(r, "mrr", False, 7)
             + f"{tokens:>8}"
+            + (f"{abstain:>9}{r.answerable_lost:>6}" if thresholds else "")
         )
     lines.append("  (* best value of each metric; rows best first by recall, hit rate, answers)")
+    if thresholds:
+        lines.append(
+            "  (min: minimum score, on the retriever's own scale; abstain: abstain cases "
+            "that pass;\n   lost: answerable cases retrieving fewer facts than with no minimum)"
+        )
     return "\n".join(lines)

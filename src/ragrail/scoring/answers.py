@@ -1,64 +1,307 @@
 """Answer checks by code: facts present, citations valid, abstaining when it should.
 
-``check_answer`` returns a list of problems; an empty list is a pass.
+``check_answer`` returns a list of problems; an empty list is a pass. Facts are found
+with :mod:`ragrail.scoring.matching`, the matcher every other score uses.
+
+**Citations** are chunk ids in brackets: ``[refund-policy#2]``. Models write them
+loosely, so whitespace inside the brackets (``[sso #1]``, ``[ sso#1 ]``), full-width
+brackets (``［sso#1］``, ``【sso#1】``), several ids in one pair of brackets
+(``[sso#1, plans#2]``) and the document's name in place of its slug
+(``[Refund Policy#2]``) are all read; an id is compared by its slug
+(:func:`citation_key`), so ``[SSO#1]`` cites ``sso#1``.
+
+**Abstention**: an answer abstains when it *is* "I don't know": after leading
+punctuation and politeness ("Sorry,", "Unfortunately,", "Leider", "申し訳ありませんが")
+its first sentence opens with an abstain phrase, or, for a phrase written with a
+leading ``...``, ends with it (verb-final languages put it last: ``...わかりません``
+matches "その情報はわかりません。"). A phrase quoted in the middle of a real answer
+("... We do not know at this time if ...") is not an abstention. The phrases are
+``[scoring] abstain_phrases``; the defaults (:data:`DEFAULT_ABSTAIN_PHRASES`) cover
+English, German, French, Spanish, Hindi and Japanese.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+import unicodedata
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from functools import lru_cache
 
-_CITATION = re.compile(r"\[([^\[\]\s]+#\d+)\]")
-_SPACE = re.compile(r"\s+")
-_QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
-ABSTAIN_MARKERS = ("don't know", "do not know")
+from ragrail.scoring.matching import as_fact, at_boundaries, find, normalise, slug
+
+__all__ = [
+    "DEFAULT_ABSTAIN_PHRASES",
+    "abstains",
+    "answer_correctness",
+    "check_answer",
+    "citation_key",
+    "citations",
+    "missing_facts",
+    "normalise",
+    "slug",
+]
+
+# A bracket pair, ASCII or full-width; its content is read as ids when every part is one.
+_BRACKETS = re.compile(r"[\[［【]([^\[\]［］【】\n]{1,500})[\]］】]")
+_CITE_ID = re.compile(r"\s*([^#]*?[^#\s])\s*#\s*(\d+)\s*")
+_PARTS = re.compile(r"[,;、，；]")
+
+DEFAULT_ABSTAIN_PHRASES: tuple[str, ...] = (
+    # English
+    "I don't know",
+    "I do not know",
+    "I dont know",
+    "I'm not sure",
+    "I am not sure",
+    "I don't have information",
+    "I do not have information",
+    "I don't have any information",
+    "I do not have any information",
+    "I don't have enough information",
+    "I do not have enough information",
+    "I have no information",
+    "I couldn't find",
+    "I could not find",
+    "I can't find",
+    "I cannot find",
+    "I was unable to find",
+    "I wasn't able to find",
+    "I can't answer",
+    "I cannot answer",
+    "I'm unable to answer",
+    "I am unable to answer",
+    "There is no information",
+    "There's no information",
+    "There isn't any information",
+    "The help center doesn't cover",
+    "The help center does not cover",
+    "The documentation doesn't cover",
+    "The documentation does not cover",
+    "The provided context doesn't",
+    "The provided context does not",
+    "The context doesn't",
+    "The context does not",
+    # German
+    "Ich weiß es nicht",
+    "Ich weiß nicht",
+    "Das weiß ich nicht",
+    "Das weiß ich leider nicht",
+    "Ich weiß leider nicht",
+    "Weiß ich nicht",
+    "Weiß ich das nicht",
+    "Darüber habe ich keine Informationen",
+    "Ich kann das nicht beantworten",
+    "Ich habe keine Informationen",
+    "Dazu habe ich keine Informationen",
+    "Ich konnte keine Informationen",
+    "Ich kann diese Frage nicht beantworten",
+    # French
+    "Je ne sais pas",
+    "Je n'ai pas d'information",
+    "Je n'ai pas cette information",
+    "Je n'ai pas trouvé",
+    "Je ne trouve pas",
+    "Je ne peux pas répondre",
+    "Il n'y a aucune information",
+    # Spanish
+    "No lo sé",
+    "No sé",
+    "No tengo información",
+    "No tengo esa información",
+    "No encontré",
+    "No he encontrado",
+    "No puedo responder",
+    # Hindi: "..." marks a phrase that ends the sentence (the verb comes last)
+    "मुझे नहीं पता",
+    "मुझे पता नहीं",
+    "मैं नहीं जानता",
+    "मैं नहीं जानती",
+    "मुझे इसकी जानकारी नहीं है",
+    "मेरे पास इसकी जानकारी नहीं है",
+    "मेरे पास कोई जानकारी नहीं है",
+    "...मुझे नहीं पता",
+    "...जानकारी नहीं है",
+    "...जानकारी उपलब्ध नहीं है",
+    # Japanese: the verb comes last, so each phrase ends the sentence
+    "...わかりません",
+    "...分かりません",
+    "...わかりかねます",
+    "...存じません",
+    "...情報がありません",
+    "...情報はありません",
+    "...見つかりませんでした",
+    "...お答えできません",
+    "...回答できません",
+)
+END_MARKS = ("...", "…")  # a phrase starting with one is matched at the end of the first sentence
+
+# Openers that carry no answer: "Sorry, I don't know" is an abstention.
+_OPENERS: tuple[str, ...] = tuple(
+    normalise(p)
+    for p in (
+        "I'm sorry",
+        "I am sorry",
+        "Sorry",
+        "Unfortunately",
+        "Regrettably",
+        "My apologies",
+        "Apologies",
+        "Hmm",
+        "Well",
+        "But",
+        "However",
+        "Based on the provided context",
+        "Based on the context",
+        "Based on the provided documents",
+        "Based on the documents",
+        "Based on the information provided",
+        "According to the help center",
+        "According to the documentation",
+        "According to the context",
+        "Es tut mir leid",
+        "Tut mir leid",
+        "Entschuldigung",
+        "Leider",
+        "Aber",
+        "Je suis désolé",
+        "Je suis désolée",
+        "Désolé",
+        "Désolée",
+        "Malheureusement",
+        "Mais",
+        "Lo siento",
+        "Lamentablemente",
+        "Desafortunadamente",
+        "Disculpe",
+        "Pero",
+        "क्षमा करें",
+        "क्षमा कीजिए",
+        "माफ़ कीजिए",
+        "माफ़ करें",
+        "खेद है",
+        "लेकिन",
+        "申し訳ございませんが",
+        "申し訳ありませんが",
+        "申し訳ございません",
+        "申し訳ありません",
+        "すみませんが",
+        "すみません",
+        "残念ながら",
+    )
+)
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？।\n]")
 
 
-def normalise(text: str) -> str:
-    """Lower-case, curly quotes made straight (models often write a curly ’ in "don’t"),
-    runs of whitespace made one space (so a fact wrapped across lines still matches)."""
-    return _SPACE.sub(" ", text.translate(_QUOTES).lower())
+def _is_filler(ch: str) -> bool:
+    """Punctuation, spaces and Markdown marks around an abstention: "**Sorry!** ..."."""
+    return ch.isspace() or unicodedata.category(ch)[0] == "P" or ch in ">#*~`|"
+
+
+def _trim(text: str) -> str:
+    start, end = 0, len(text)
+    while start < end and _is_filler(text[start]):
+        start += 1
+    while end > start and _is_filler(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
+def _opening(answer: str) -> str:
+    """The answer's first sentence, normalised, after leading politeness."""
+    text = _trim(normalise(answer))
+    changed = True
+    while changed:
+        changed = False
+        for opener in _OPENERS:
+            if text.startswith(opener) and at_boundaries(text, 0, len(opener)):
+                text = _trim(text[len(opener) :])
+                changed = True
+    end = _SENTENCE_END.search(text)
+    return _trim(text[: end.start()] if end else text)
+
+
+@lru_cache(maxsize=64)
+def _prepared(phrases: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(phrases that open the first sentence, phrases that end it), normalised."""
+    opening = [_trim(normalise(p)) for p in phrases if not p.lstrip().startswith(END_MARKS)]
+    ending = [
+        _trim(normalise(p.lstrip()[1 if p.lstrip()[0] == "…" else 3 :]))
+        for p in phrases
+        if p.lstrip().startswith(END_MARKS)
+    ]
+    return tuple(p for p in opening if p), tuple(p for p in ending if p)
+
+
+def abstains(answer: str, phrases: Iterable[str] = DEFAULT_ABSTAIN_PHRASES) -> bool:
+    """True when the answer is an abstention (see the module docstring)."""
+    first = _opening(answer)
+    opening, ending = _prepared(tuple(phrases))
+    for phrase in opening:
+        if first.startswith(phrase) and at_boundaries(first, 0, len(phrase)):
+            return True
+    for phrase in ending:
+        if first.endswith(phrase) and at_boundaries(first, len(first) - len(phrase), len(first)):
+            return True
+    return False
+
+
+def citation_key(chunk_id: str) -> str:
+    """How a chunk id is compared with a citation: ``<slug>#<n>``, or the id as it is
+    when it has no ``#<n>`` (an id from another system)."""
+    m = _CITE_ID.fullmatch(chunk_id)
+    return f"{slug(m.group(1))}#{int(m.group(2))}" if m else chunk_id
 
 
 def citations(answer: str) -> list[str]:
-    """Chunk ids cited as ``[source#n]``, in order of appearance."""
-    return _CITATION.findall(answer)
-
-
-def abstains(answer: str) -> bool:
-    text = normalise(answer)
-    return any(marker in text for marker in ABSTAIN_MARKERS)
+    """The chunk ids the answer cites, in order, as :func:`citation_key` reads them."""
+    out = []
+    for bracket in _BRACKETS.finditer(answer):
+        parts = [_CITE_ID.fullmatch(p) for p in _PARTS.split(bracket.group(1))]
+        if all(parts):
+            out.extend(f"{slug(m.group(1))}#{int(m.group(2))}" for m in parts if m)
+    return out
 
 
 def missing_facts(facts: Sequence[str], answer: str) -> list[str]:
+    """The facts (labels, in order) not found in the answer."""
     text = normalise(answer)
-    return [f for f in facts if normalise(f) not in text]
+    return [as_fact(f) for f in facts if find(f, text) is None]
+
+
+def _given_sources(given: Mapping[str, str] | Collection[str]) -> dict[str, str]:
+    """Citation key -> source article of each chunk the model was given."""
+    if isinstance(given, Mapping):
+        return {citation_key(cid): source for cid, source in given.items()}
+    return {citation_key(cid): cid.split("#")[0] for cid in given}
 
 
 def check_answer(
     facts: Sequence[str],
     sources: Collection[str],
     answer: str,
-    given_ids: Collection[str],
+    given: Mapping[str, str] | Collection[str],
+    abstain_phrases: Iterable[str] = DEFAULT_ABSTAIN_PHRASES,
 ) -> list[str]:
     """Problems with an answer; [] is a pass.
 
-    - no sources (the documents don't cover it): the answer must say it doesn't know;
-    - otherwise every fact must appear (case-insensitive), every cited id must be a
-      chunk the model was given, and at least one citation must point at a source
-      article.
+    - no sources (the documents don't cover it): the answer must abstain;
+    - otherwise every fact must be found, every cited id must be a chunk the model
+      was given (``given``: chunk id -> its source article, or just the ids when
+      they are ``<source>#<n>``), and at least one citation must point at a chunk
+      of a source article. The problems name the citations as they were read.
     """
     if not sources:
-        return [] if abstains(answer) else ["should say it doesn't know"]
+        return [] if abstains(answer, abstain_phrases) else ["should say it doesn't know"]
     problems = [f'missing "{fact}"' for fact in missing_facts(facts, answer)]
     cited = citations(answer)
-    unknown = [cid for cid in cited if cid not in given_ids]
+    known = _given_sources(given)
+    unknown = list(dict.fromkeys(cid for cid in cited if cid not in known))
     if unknown:
         problems.append(f"cites a chunk it was never given ({', '.join(unknown)})")
     elif not cited:
         problems.append("no citation")
-    elif not any(cid.split("#")[0] in sources for cid in cited):
-        problems.append("wrong article cited")
+    elif not any(known[cid] in sources for cid in cited):
+        problems.append(f"wrong article cited ({', '.join(dict.fromkeys(cited))})")
     return problems
 
 

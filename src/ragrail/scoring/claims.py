@@ -1,18 +1,38 @@
 """Deterministic faithfulness: split an answer into claims, check each against the context.
 
-Claims: the answer is split into sentences (at . ! ? followed by a space, and
-at line breaks and list bullets), then into clauses at commas, semicolons and
-a clause-joining "and"/"but". Citation markers like ``[refund-policy#2]`` are
-removed first. A fragment with no content word and no number is not a claim
-("Yes.", "Thanks!").
+Claims: citation markers (``[refund-policy#2]``, ``[sso #1]``, ``【sso#1】``) are
+removed first. The answer is split into lines, each line into sentences, each
+sentence into clauses at commas, semicolons and colons and at a clause-joining
+"and"/"but":
+
+- a sentence ends at ``.``, ``!`` or ``?`` followed by a space, and at ``。``,
+  ``！``, ``？``, ``।``, ``॥`` and ``؟`` wherever they stand;
+- a full stop after a common abbreviation does not end a sentence: never after
+  ``e.g.``, ``i.e.``, ``Dr.``, ``Mr.``, ``Mrs.``, ``vs.``, ``approx.``, a single
+  letter (an initial) or a list number, nor after ``No.`` before a number
+  (``No. 5``); after ``etc.``, ``a.m.``,
+  ``p.m.``, ``U.S.`` only when the next word starts with a capital letter
+  (``at 3 p.m. on Monday`` is one sentence, ``before 3 p.m. We ship`` two). A
+  decimal point (``2.5``) is never followed by a space, so it never ends one;
+- list items are claims of their own and their numbering or bullet is dropped:
+  ``1. Go to Settings. 2. Click Save.`` gives "Go to Settings" and "Click
+  Save"; ``- item`` and ``* item``, ``1)``, ``(1)``, ``a.`` and ``a)`` the same.
+  A line ending in a colon ("Here are the steps:") leads into a list and is
+  not a claim.
+
+A fragment with no content word is not a claim: "Yes.", "Thanks!", and a bare
+number or list label ("2", "10%") say nothing checkable on their own.
 
 Support: a claim is supported by the retrieved text when
 
 1. every number in it (amounts, percentages, durations: ``10%``, ``₹150``,
    ``30``) appears as a number in the retrieved text (``10%`` needs ``10%``;
-   ``150`` does not match ``149``), and
-2. at least half of its content words (the stand-in retriever's terms:
-   lower-cased, stop words dropped, plural ``s`` stripped) appear there.
+   ``150`` does not match ``149``; fullwidth ``３０`` and Devanagari ``३०``
+   are ``30``), and
+2. at least half of its content words appear there: the terms of
+   ``ragrail.scoring.tokens`` in the project's ``[pipeline] language`` (words
+   of any script, stop words dropped, stemmed; Japanese and other text written
+   without spaces as character bigrams).
 
 faithfulness = supported claims / claims (None when there is no claim).
 
@@ -25,38 +45,148 @@ checks meaning where this is too blunt.
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragrail.retrieval import terms
+from ragrail.scoring.tokens import ascii_digits, is_cjk, terms
 
-_CITE = re.compile(r"\s*\[[^\[\]\s]+#\d+\]")
-_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+|^\s*[-*•]\s+", re.M)
+# A citation as ragrail.scoring.answers.citations reads one: a bracket pair (ASCII,
+# fullwidth or lenticular) every part of which is an id#n ("[sso #1]", "[sso#1, plans#2]").
+_BRACKET = re.compile(r"\s*[\[［【]([^\[\]［］【】\n]{1,500})[\]］】]")
+_CITE_PART = re.compile(r"\s*[^#]*?[^#\s]\s*#\s*\d+\s*")
+_CITE_SEPARATORS = re.compile(r"[,;、，；]")
+_LINES = re.compile(r"\s*\n\s*")
+# A sentence end: . ! ? followed by white space (after any closing quote or
+# bracket), or a CJK or Indic end mark wherever it stands.
+_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|[。！？।॥؟]+[\"'”’)\]」』）]*\s*")
+_CLOSERS = "\"'”’)]"
+_LAST_WORD = re.compile(r"(\S+)$")
+_NEXT_CHAR = re.compile(r"\s*(\S)")
+_MARKER = re.compile(r"^(?:[-*+•‣◦·▪–—]|\(?\d{1,3}[.)]|\(\d{1,3}\)|\(?[A-Za-z][.)])\s+")
+_NUMBER_ONLY = re.compile(r"\(?\d{1,3}")
+_INLINE_ITEM = re.compile(r"\s+\(\d{1,3}\)\s+")  # "(1) Open the app (2) Tap Save"
 _CLAUSES = re.compile(r"\s*[,;:]\s+|\s+(?:and|but)\s+(?=\w+\s+\w+)", re.I)
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(\s?%)?")
+_NUMBER = re.compile(r"(?<![\d.])(\d+(?:[.,]\d+)*)(\s?%)?")
 _LEAD = re.compile(r"^(?:and|but|or|so)\s+", re.I)
+_TRIM = " \t.,;!?\"'。！？।॥؟「」『』（）"
+# A full stop after these never ends a sentence: what follows is part of it.
+NEVER_FINAL = frozenset(
+    "e.g eg i.e ie dr mr mrs ms prof vs approx cf fig ca st jr sr incl esp viz".split()
+)
+# These may end a sentence: they do when the next word starts with a capital letter.
+MAYBE_FINAL = frozenset("etc a.m p.m am pm u.s u.k inc ltd co corp".split())
 # Pleasantries carry no claim about the world.
-_SMALL_TALK = frozenset("yes ok okay sure thank thanks please hello hi sorry great".split())
+SMALL_TALK = frozenset(
+    """yes ok okay sure thank thanks please hello hi sorry great danke bitte hallo merci
+    bonjour gracias hola ja oui sí धन्यवाद नमस्ते कृपया etc""".split()
+)
 
 
-def split_claims(answer: str) -> list[str]:
+def _ends_sentence(text: str, start: int, end: int) -> bool:
+    """Whether the full stop at ``text[end - 1]`` ends the sentence begun at ``start``."""
+    match = _LAST_WORD.search(text, start, end - 1)
+    if match is None:
+        return True
+    word = match.group(1).lower().lstrip("(\"'“‘")
+    following = _NEXT_CHAR.match(text, end)
+    after = following.group(1) if following is not None else ""
+    if (len(word) == 1 and word.isalpha()) or word in NEVER_FINAL:
+        return False
+    if word in ("no", "nos"):
+        return not after.isdigit()  # "No. 5" is a number; "The answer is no." ends
+    if _NUMBER_ONLY.fullmatch(word) and not text[start : match.start()].strip():
+        return False  # "1." opening a sentence is a list number
+    if word in MAYBE_FINAL:
+        return after.isupper()
+    return True
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of one line (see the module docstring for where they end)."""
+    out, start = [], 0
+    for match in _END.finditer(text):
+        mark = match.group().rstrip()
+        if mark[0] == "." and not _ends_sentence(text, start, match.start() + 1):
+            continue
+        following = _NEXT_CHAR.match(text, match.end())
+        quoted = mark[0] in ".!?" and mark[-1] in _CLOSERS
+        if quoted and following is not None and not following.group(1).isupper():
+            # 'Click "Forgot password?" on the sign-in page': a quoted ? or ! ends the
+            # sentence only when a capital letter starts the next one
+            continue
+        out.append(text[start : match.end()])
+        start = match.end()
+    out.append(text[start:])
+    return [s.strip() for s in out if s.strip()]
+
+
+def _trim(clause: str) -> str:
+    """The clause without leading and trailing punctuation, but with the full stop
+    of a closing abbreviation ("at 6 p.m.", "and so on, etc.") kept."""
+    trimmed = clause.strip(_TRIM)
+    rest = clause.strip()[len(trimmed) :] if clause.strip().startswith(trimmed) else ""
+    if rest.startswith("."):
+        last = _LAST_WORD.search(trimmed)
+        if last is not None and last.group(1).lower() in NEVER_FINAL | MAYBE_FINAL:
+            return trimmed + "."
+    return trimmed
+
+
+def strip_citations(answer: str) -> str:
+    """The answer without its citation markers; other brackets ("[Save]") stay."""
+
+    def drop(m: re.Match[str]) -> str:
+        parts = _CITE_SEPARATORS.split(m.group(1))
+        return "" if all(_CITE_PART.fullmatch(p) for p in parts) else m.group()
+
+    return _BRACKET.sub(drop, answer)
+
+
+@functools.cache
+def _small_talk(language: str) -> frozenset[str]:
+    return frozenset(terms(" ".join(SMALL_TALK), language))
+
+
+def is_claim(clause: str, language: str = "en") -> bool:
+    """True when a clause has a content word: not small talk, not a bare number or label."""
+    words = set(terms(clause, language)) - _small_talk(language)
+    return any(not w.isdigit() for w in words)
+
+
+def split_claims(answer: str, language: str = "en") -> list[str]:
     """The answer's claims, in order (see the module docstring for the rule)."""
-    text = _CITE.sub("", answer)
+    text = strip_citations(answer)
     claims = []
-    for sentence in _SENTENCES.split(text):
-        for clause in _CLAUSES.split(sentence or ""):
-            clause = _LEAD.sub("", clause.strip()).strip(" .!?\"'")
-            if clause and (numbers(clause) or set(terms(clause)) - _SMALL_TALK):
-                claims.append(clause)
+    for line in _LINES.split(text):
+        if line.endswith(":"):
+            continue  # "Here are the steps:" leads into a list; it claims nothing itself
+        for sentence in sentences(line):
+            for item in _INLINE_ITEM.split(_MARKER.sub("", sentence)):
+                for clause in _CLAUSES.split(item):
+                    clause = _trim(_LEAD.sub("", clause.strip()))
+                    if clause and is_claim(clause, language):
+                        claims.append(clause)
     return claims
 
 
 def numbers(text: str) -> set[str]:
-    """Numbers in a text, thousands separators removed, ``%`` kept: {"10%", "150"}."""
-    return {
-        m.group(1).replace(",", "") + ("%" if m.group(2) else "") for m in _NUMBER.finditer(text)
-    }
+    """Numbers in a text, thousands separators removed, ``%`` kept: {"10%", "150"}.
+
+    A digit run glued to a letter ("v2", "mp3") is a name, not a number, except
+    after Han or Kana, which need no space before a number ("購入後30日").
+    """
+    if not text.isascii():
+        text = ascii_digits(unicodedata.normalize("NFKC", text))
+    out = set()
+    for m in _NUMBER.finditer(text):
+        before = text[m.start() - 1] if m.start() else " "
+        if before == "_" or (before.isalnum() and not is_cjk(before)):
+            continue
+        out.add(m.group(1).replace(",", "") + ("%" if m.group(2) else ""))
+    return out
 
 
 @dataclass(frozen=True)
@@ -66,11 +196,13 @@ class ClaimVerdict:
     reason: str  # why not, when unsupported
 
 
-def check_claim(claim: str, context_terms: set[str], context_numbers: set[str]) -> ClaimVerdict:
+def check_claim(
+    claim: str, context_terms: set[str], context_numbers: set[str], language: str = "en"
+) -> ClaimVerdict:
     missing_numbers = sorted(numbers(claim) - context_numbers)
     if missing_numbers:
         return ClaimVerdict(claim, False, f"number {', '.join(missing_numbers)} not in the context")
-    words = [w for w in set(terms(claim)) if not w.isdigit()]
+    words = [w for w in set(terms(claim, language)) if not w.isdigit()]
     if words:
         covered = sum(1 for w in words if w in context_terms)
         if covered * 2 < len(words):
@@ -80,11 +212,14 @@ def check_claim(claim: str, context_terms: set[str], context_numbers: set[str]) 
     return ClaimVerdict(claim, True, "")
 
 
-def check_claims(answer: str, contexts: Sequence[str]) -> list[ClaimVerdict]:
+def check_claims(answer: str, contexts: Sequence[str], language: str = "en") -> list[ClaimVerdict]:
     joined = "\n".join(contexts)
-    context_terms = set(terms(joined))
+    context_terms = set(terms(joined, language))
     context_numbers = numbers(joined)
-    return [check_claim(c, context_terms, context_numbers) for c in split_claims(answer)]
+    return [
+        check_claim(c, context_terms, context_numbers, language)
+        for c in split_claims(answer, language)
+    ]
 
 
 def faithfulness(verdicts: Sequence[ClaimVerdict]) -> float | None:

@@ -1,8 +1,8 @@
 """Context metrics per question, from the labelled facts (no model needed).
 
 A retrieved chunk is *relevant* when it contains at least one of the case's
-facts (case-insensitive) and, when the case names sources, comes from one of
-them. Relevance by fact, not by chunk id, keeps the labels valid when the
+facts (as :mod:`ragrail.scoring.matching` finds them) and, when the case names
+sources, comes from one of them. Relevance by fact, not by chunk id, keeps the labels valid when the
 chunking changes.
 """
 
@@ -11,21 +11,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragrail.results import RetrievedChunk
-from ragrail.scoring.answers import normalise
+from ragrail.scoring.matching import as_fact, find, normalise
 
 
 def relevant_flags(
     facts: Sequence[str], sources: Sequence[str], retrieved: Sequence[RetrievedChunk]
 ) -> list[bool]:
     """One flag per retrieved chunk, in rank order."""
-    needles = [normalise(f) for f in facts]
+    needles = [as_fact(f) for f in facts]
     out = []
     for chunk in retrieved:
         if sources and chunk.source not in sources:
             out.append(False)
             continue
         text = normalise(chunk.text)
-        out.append(any(n in text for n in needles))
+        out.append(any(find(n, text) is not None for n in needles))
     return out
 
 

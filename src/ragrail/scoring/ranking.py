@@ -2,17 +2,37 @@
 
 Use them to score any ranking: ragrail applies them at article level (the
 documents of the retrieved chunks, first occurrence kept) against a case's
-``sources``. Relevance is binary. The ranking is taken in the order given:
-ties must be broken by the caller (ragrail's retrievers break them by chunk
-order, earlier documents and sections first). Duplicate ids count once, at
-their first rank. Every function returns None when there is nothing relevant
-(the measure is undefined), never NaN.
+``sources``. The ranking is taken in the order given: ties must be broken by
+the caller (ragrail's retrievers break them by chunk order, earlier documents
+and sections first). Duplicate ids count once, at their first rank. Every
+function returns None when there is nothing relevant (the measure is
+undefined), never NaN.
+
+Relevance is either a collection of relevant ids (grade 1 each) or a mapping
+of judged ids to integer grades, as in a trec_eval qrels file. As in trec_eval
+(relevance level 1), the binary measures count an id as relevant when its
+grade is >= 1; grade 0 is judged non-relevant, exactly like an unjudged id.
+nDCG uses the grade itself as the gain (trec_eval's ``ndcg_cut``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+
+Relevance = Mapping[str, int] | Collection[str]
+
+
+def grades(relevant: Relevance) -> dict[str, int]:
+    """Every judged id with its grade; a plain collection is grade 1 each."""
+    if isinstance(relevant, Mapping):
+        return dict(relevant)
+    return dict.fromkeys(relevant, 1)
+
+
+def relevant_ids(relevant: Relevance) -> set[str]:
+    """The ids with grade >= 1: relevant for the binary measures."""
+    return {doc for doc, grade in grades(relevant).items() if grade >= 1}
 
 
 def dedupe(ranked: Sequence[str]) -> list[str]:
@@ -33,60 +53,73 @@ def _hits(ranked: Sequence[str], relevant: Collection[str], k: int | None) -> li
     return [item in relevant for item in ranked]
 
 
-def precision_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float | None:
+def _dcg(gains: Sequence[float]) -> float:
+    """DCG = sum over ranks i of gain_i / log2(i + 1)."""
+    return sum(g / math.log2(i + 1) for i, g in enumerate(gains, start=1) if g)
+
+
+def precision_at_k(ranked: Sequence[str], relevant: Relevance, k: int) -> float | None:
     """P@k = |relevant in the top k| / k, dividing by k even when fewer came back."""
-    if not relevant:
+    rel = relevant_ids(relevant)
+    if not rel:
         return None
-    return sum(_hits(ranked, relevant, k)) / k
+    return sum(_hits(ranked, rel, k)) / k
 
 
-def recall_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float | None:
+def recall_at_k(ranked: Sequence[str], relevant: Relevance, k: int) -> float | None:
     """R@k = |relevant in the top k| / |relevant|."""
-    if not relevant:
+    rel = relevant_ids(relevant)
+    if not rel:
         return None
-    return sum(_hits(ranked, relevant, k)) / len(set(relevant))
+    return sum(_hits(ranked, rel, k)) / len(rel)
 
 
-def success_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float | None:
+def success_at_k(ranked: Sequence[str], relevant: Relevance, k: int) -> float | None:
     """Success@k = 1 if any relevant id is in the top k, else 0."""
-    if not relevant:
+    rel = relevant_ids(relevant)
+    if not rel:
         return None
-    return 1.0 if any(_hits(ranked, relevant, k)) else 0.0
+    return 1.0 if any(_hits(ranked, rel, k)) else 0.0
 
 
 def reciprocal_rank_at_k(
-    ranked: Sequence[str], relevant: Collection[str], k: int | None = None
+    ranked: Sequence[str], relevant: Relevance, k: int | None = None
 ) -> float | None:
     """RR@k = 1 / rank of the first relevant id within the top k, else 0 (MRR is its mean)."""
-    if not relevant:
+    rel = relevant_ids(relevant)
+    if not rel:
         return None
-    for i, hit in enumerate(_hits(ranked, relevant, k), start=1):
+    for i, hit in enumerate(_hits(ranked, rel, k), start=1):
         if hit:
             return 1.0 / i
     return 0.0
 
 
 def average_precision(
-    ranked: Sequence[str], relevant: Collection[str], k: int | None = None
+    ranked: Sequence[str], relevant: Relevance, k: int | None = None
 ) -> float | None:
     """AP = (1 / |relevant|) * sum over ranks i <= k of relevant ids of P@i.
 
     Divides by every relevant id, retrieved or not (trec_eval's ``map``).
     """
-    if not relevant:
+    rel = relevant_ids(relevant)
+    if not rel:
         return None
     hits, total = 0, 0.0
-    for i, hit in enumerate(_hits(ranked, relevant, k), start=1):
+    for i, hit in enumerate(_hits(ranked, rel, k), start=1):
         if hit:
             hits += 1
             total += hits / i
-    return total / len(set(relevant))
+    return total / len(rel)
 
 
-def ndcg_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float | None:
-    """nDCG@k = DCG@k / IDCG@k with binary gains, DCG@k = sum_{i<=k} rel_i / log2(i + 1)."""
-    if not relevant:
+def ndcg_at_k(ranked: Sequence[str], relevant: Relevance, k: int) -> float | None:
+    """nDCG@k = DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain_i / log2(i + 1), where gain_i is
+    the grade of the id at rank i (0 when unjudged; 1 for every id of a plain collection)
+    and IDCG@k is the DCG@k of the judged ids sorted by grade (trec_eval's ``ndcg_cut``)."""
+    judged = grades(relevant)
+    if not relevant_ids(judged):
         return None
-    dcg = sum(1.0 / math.log2(i + 1) for i, hit in enumerate(_hits(ranked, relevant, k), 1) if hit)
-    ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(k, len(set(relevant))) + 1))
+    dcg = _dcg([max(judged.get(doc, 0), 0) for doc in dedupe(ranked)[:k]])
+    ideal = _dcg(sorted((g for g in judged.values() if g > 0), reverse=True)[:k])
     return dcg / ideal

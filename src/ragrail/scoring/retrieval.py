@@ -1,7 +1,8 @@
 """Retrieval scores by labelled fact.
 
 A fact counts as retrieved when a retrieved chunk *from one of the case's
-source articles* contains it, compared case-insensitively. Matching by fact
+source articles* contains it, as :mod:`ragrail.scoring.matching` finds facts
+(normalised text, token boundaries, alternatives, regexes). Matching by fact
 rather than chunk id keeps the labels valid when the chunking changes.
 """
 
@@ -10,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragrail.results import RetrievedChunk
-from ragrail.scoring.answers import normalise
+from ragrail.scoring.matching import Fact, as_fact, find, normalise
 
 
 def facts_retrieved(
     facts: Sequence[str], sources: Sequence[str], retrieved: Sequence[RetrievedChunk]
-) -> list[str]:
+) -> list[Fact]:
     """The facts (in label order) found in a retrieved chunk of a source article."""
     texts = [normalise(c.text) for c in retrieved if c.source in sources]
-    return [f for f in facts if any(normalise(f) in t for t in texts)]
+    return [as_fact(f) for f in facts if any(find(f, t) is not None for t in texts)]
 
 
 def hit(found: Sequence[str], facts: Sequence[str]) -> bool | None:
