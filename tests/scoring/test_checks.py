@@ -394,3 +394,19 @@ def test_a_check_function_from_the_project_folder_runs_and_one_that_raises_is_ex
     assert "Traceback" not in r.out + r.err
     assert "raised ValueError: boom" in r.out
     assert digest(project / "baseline.json") == before  # no baseline from a run with errors
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "answer", "problem"),
+    [
+        ("contains", "30 days", "Refunds within 130 days.", True),  # not at a token boundary
+        ("contains", "30 days", "Refunds within 30 days.", False),
+        ("contains", "Straße", "HAUPTSTRASSE 5, STRASSE", False),  # casefold, boundary at both ends
+        ("contains", "café", "Cafe\u0301 opens at nine", False),  # decomposed é
+        ("not_contains", "$10", "It costs $100.", False),  # "$10" is not in "$100"
+        ("not_contains", "$10", "It costs $10.", True),
+    ],
+)
+def test_contains_checks_use_the_fact_matcher(kind, value, answer, problem):
+    check = TypeAdapter(CheckSpec).validate_python({"type": kind, "value": value})
+    assert bool(run_check(check, answer)) is problem

@@ -4,7 +4,8 @@ problems; an empty list is a pass.
 
 Kinds:
 
-- ``contains`` / ``not_contains``: a string (case-insensitive) or, with
+- ``contains`` / ``not_contains``: a string, matched as facts are (normalised, case-folded,
+  at token boundaries: see ``scoring.matching``) or, with
   ``regex = true``, a regular expression the answer must (not) match;
 - ``json``: the answer parses as JSON; ``json_schema``: and validates against ``schema``;
 - ``no_pii``: no e-mail address, phone number (found by ``phonenumbers``: written
@@ -425,7 +426,10 @@ def run_check(check: Any, answer: str, case: Any = None) -> list[str]:
         if check.regex:
             hit = re.search(check.value, answer, re.I) is not None
         else:
-            hit = check.value.lower() in answer.lower()
+            # the fact matcher's rules: "30 days" is not in "130 days", "Straße" is in "STRASSE"
+            from ragrail.scoring.matching import contains
+
+            hit = contains(check.value, answer)
         if check.type == "contains" and not hit:
             return [f'{label}: does not contain "{check.value}"']
         if check.type == "not_contains" and hit:
