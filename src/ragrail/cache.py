@@ -103,7 +103,8 @@ class ResponseCache:
         except OSError as exc:
             return self._disable(f"cannot create its folder ({exc.strerror or exc})")
         except statedb.NewerSchema as exc:
-            return self._disable(f"written by a newer ragrail ({exc})", newer=True)
+            why = f"written by a newer ragrail ({exc})" if exc.newer else f"edited by hand ({exc})"
+            return self._disable(why, newer=True)
         except sqlite3.Error as exc:
             if not statedb.is_corruption(exc):
                 # locked, read-only or full: the file is valid, keep it
@@ -134,9 +135,8 @@ class ResponseCache:
         """Turn the cache off for this run with one warning (or raise, when required)."""
         if self.required:
             if newer:
-                raise InputError(
-                    f"the response cache was {reason}: upgrade ragrail", str(self.path)
-                )
+                fix = "upgrade ragrail" if "newer" in str(reason) else "clear or remove it"
+                raise InputError(f"the response cache was {reason}: {fix}", str(self.path))
             raise CacheUnavailable(f"cannot use the response cache {self.path}: {reason}")
         if self.disabled is None:
             warnings.warn(

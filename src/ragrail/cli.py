@@ -6,7 +6,6 @@ exit 1; a failing system under test or model call is exit 3.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -338,40 +337,25 @@ def demo(**kwargs: Any) -> int:
     return _run(opts)
 
 
-def _answerer_spec(opts: RunOptions, project: Any) -> Any:
-    from ragrail.answerers import AnswererSpec
-    from ragrail.llm import CallSettings
-    from ragrail.pricing import Price
+def _overrides(opts: RunOptions) -> Any:  # -> app.Overrides
+    from dataclasses import asdict
 
-    a = project.config.answerer
-    name = "anthropic" if opts.claude else (opts.answerer or a.name)
-    if opts.claude and opts.answerer not in (None, "anthropic"):
-        raise click.UsageError("--claude and --answerer openai contradict each other")
-    model = opts.model or ("claude-opus-5" if opts.claude else None) or a.model
-    if name != a.name and not opts.model and not opts.claude:
-        model = None  # the config's model belongs to the config's answerer
-    prices = {m: Price(p.input, p.output) for m, p in project.config.prices.items()}
-    spec = AnswererSpec(
-        name=name,
-        model=model,
-        base_url=opts.base_url or (a.base_url if name == a.name else None),
-        calls=CallSettings(
-            concurrency=opts.concurrency or a.concurrency,
-            timeout=opts.timeout or a.timeout,
-            max_retries=a.max_retries if opts.max_retries is None else opts.max_retries,
-            max_tokens=opts.max_tokens or a.max_tokens,
-            temperature=a.temperature,
-        ),
-        cache_path=None if opts.no_cache else project.state_dir / "cache.sqlite",
-    )
-    spec.prices.update(prices)
-    return spec
+    from ragrail.app import Overrides
+
+    return Overrides.of(asdict(opts))
+
+
+def _answerer_spec(opts: RunOptions, project: Any) -> Any:
+    from ragrail.app import answerer_spec
+
+    return answerer_spec(project, _overrides(opts))
 
 
 def _run(opts: RunOptions) -> int:
-    from ragrail.golden import load_golden
-    from ragrail.results import load_run
-    from ragrail.scoring.case import ScoringOptions
+    """Evaluate through the application layer, then print what it found."""
+    from ragrail import app
+    from ragrail.errors import EXIT_INTERRUPTED
+    from ragrail.reports.progress import call_progress
 
     if opts.example and opts.config:
         raise click.UsageError("--example and --config contradict each other")
@@ -381,195 +365,57 @@ def _run(opts: RunOptions) -> int:
             f"`ragrail example {opts.example} DIR` and run `ragrail run --save-baseline` there "
             "(or pass --baseline PATH)"
         )
-    project = _project(opts.config, opts.example)
-    cfg = project.config
-    if cfg.system.kind == "pipeline":
-        _check_min_score(opts.min_score, opts.retriever, project)
-    baseline_path = opts.baseline or project.baseline
-    # Read every input before any work, so a bad file fails fast and nothing is written.
-    golden = load_golden(opts.golden or project.golden, project.root)
-    # exists(), not is_file(): a folder or FIFO where the baseline should be is an error,
-    # not "no baseline yet"; a dangling link is a baseline still to be saved
-    baseline = load_run(baseline_path) if baseline_path.exists() else None
-    _check_outputs(opts, project, baseline_path)  # a bad output path must not cost a run
-    history_path = _history_for_run(opts, project)
-    judge_cfg = _judge_config(opts, cfg)
-    if judge_cfg is not None:
-        _check_gates(judge_cfg, project, opts)
-        _check_judge_provider(judge_cfg)
-    top_k = opts.top_k or cfg.pipeline.top_k
-    options = ScoringOptions(
-        k=top_k,
-        checks=tuple(cfg.checks),
-        require_faithful=cfg.scoring.require_faithful,
-        language=cfg.pipeline.language,
-        abstain_phrases=tuple(cfg.scoring.abstain_phrases),
+    project = app.load_project(opts.config, opts.example)
+    outputs = [
+        (opts.json_path, "--json results"),
+        (opts.junit, "--junit report"),
+        (opts.markdown, "--markdown summary"),
+    ]
+    prepared = app.prepare(
+        project, _overrides(opts), outputs=outputs, save_baseline=opts.save_baseline
     )
-    if cfg.system.kind != "pipeline":
-        result = _run_system(opts, project, golden, options)
-        pipeline = reruns = None
-    else:
-        outcome = _run_pipeline(opts, project, golden, options)
-        if isinstance(outcome, int):
-            return outcome
-        result, pipeline, reruns = outcome
-    judge_failed = 0
-    if judge_cfg is not None:
-        judge_failed = _run_judge(judge_cfg, project, result)
-    if history_path is not None:
-        from ragrail.history import record_run
+    if opts.dry_run:
+        from ragrail.reports.terminal import plan_text
 
-        result_id = record_run(history_path, result, project.root if not opts.example else None)
+        dry = app.dry_run_plan(prepared)
+        click.echo(plan_text(dry.plan, dry.n_cases, dry.skipped, dry.judge))
+        return EXIT_OK
+    try:
+        evaluation = app.run(prepared, call_progress)
+    except app.Interrupted as exc:
+        click.echo(f"ragrail: interrupted: {exc}", err=True)
+        return EXIT_INTERRUPTED
+    for note in evaluation.notes:
+        click.echo(note)
+    if prepared.history is not None:
+        result_id = app.record(project, evaluation.result, prepared.history)
         if result_id is not None:
             click.echo(
                 f"(recorded as run {result_id}: `ragrail history`, `ragrail report`)", err=True
             )
-    code = _report(opts, cfg, result, baseline, baseline_path, golden, pipeline, reruns, options)
-    if judge_failed and code != EXIT_SYSTEM:
-        click.echo(
-            f"ragrail: the judge failed on {judge_failed} question(s) (see JUDGE ERROR above); exit 3",
-            err=True,
-        )
-        return EXIT_SYSTEM
-    return code
-
-
-def _check_outputs(opts: RunOptions, project: Any, baseline_path: Path) -> None:
-    """Refuse (exit 2) an output path that is a folder, FIFO or device, or cannot be written,
-    that would overwrite one of the run's inputs (the golden set, the baseline, the project
-    file, a document), or that two outputs share (the second would replace the first)."""
-    from ragrail.fileio import check_writable_output
-
-    outputs = [
-        (path, what)
-        for path, what in (
-            (opts.json_path, "--json results"),
-            (opts.junit, "--junit report"),
-            (opts.markdown, "--markdown summary"),
-            (baseline_path if opts.save_baseline else None, "baseline"),
-        )
-        if path is not None
-    ]
-    targets = [(check_writable_output(path, what), path, what) for path, what in outputs]
-    inputs = _project_inputs(project, opts.golden, opts.docs)
-    if opts.save_baseline:  # saving it is asked for; any other write over it is not
-        inputs.pop(_real(baseline_path), None)
-    else:
-        inputs[_real(baseline_path)] = "the baseline (use --save-baseline to replace it)"
-    _refuse_clashes(targets, inputs, opts.docs or project.docs)
-
-
-def _real(path: Path) -> Path:
-    import os
-
-    return Path(os.path.realpath(path))
+    return _report(opts, project.config, evaluation)
 
 
 def _project_inputs(
     project: Any, golden: Path | None = None, docs: Path | None = None
 ) -> dict[Path, str]:
-    """The files a project's runs read, by their real path: no output may replace one."""
-    cfg = project.config
-    found = {
-        _real(golden or project.golden): "the golden set",
-        _real(project.baseline): "the baseline",
-    }
-    if cfg.system.kind == "outputs" and cfg.system.path:
-        found[_real(project.root / cfg.system.path)] = "the system's outputs file"
-    if project.config_path is not None:
-        found[_real(project.config_path)] = "the project file"
-    return found
+    from ragrail.outputs import project_inputs
+
+    return project_inputs(project, golden, docs)
 
 
 def _refuse_clashes(
     targets: list[tuple[Path, Path, str]], inputs: dict[Path, str], docs: Path | None
 ) -> None:
-    """Exit 2 when an output (``(real target, path as given, what)``) would replace an
-    input, land in the docs folder as a document, or share its file with another output."""
-    from ragrail.corpus import DOC_SUFFIXES
+    from ragrail.outputs import refuse_clashes
 
-    docs_dir = _real(docs) if docs is not None else None
-    seen: dict[Path, str] = {}
-    for target, path, what in targets:
-        clash = inputs.get(target)
-        if clash is not None:
-            raise InputError(f"the {what} would overwrite {clash}; write it elsewhere", str(path))
-        if target.parent == docs_dir and target.suffix.lower() in DOC_SUFFIXES:
-            raise InputError(
-                f"the {what} would be written into the docs folder, where the next run would "
-                "read it as a document; write it elsewhere",
-                str(path),
-            )
-        if target in seen:
-            raise InputError(
-                f"the {what} and the {seen[target]} are the same file; give each its own path",
-                str(path),
-            )
-        seen[target] = what
+    refuse_clashes(targets, inputs, docs)
 
 
-def _history_for_run(opts: RunOptions, project: Any) -> Path | None:
-    """Where this run is recorded; None with --no-history or --dry-run, or after one warning
-    when the history cannot be written (the run goes on). A newer ragrail's history: exit 2."""
-    from ragrail.history import check_for_run
+def _real(path: Path) -> Path:
+    from ragrail.outputs import real
 
-    if opts.no_history or opts.dry_run:
-        return None
-    path = project.state_dir / "history.sqlite"
-    return path if check_for_run(path) else None
-
-
-def _judge_config(opts: RunOptions, cfg: Any) -> Any:
-    """The judge to use, or None: the flags over the config's [judge]; off unless asked for."""
-    base = cfg.judge
-    provider = {"claude": "anthropic"}.get(opts.judge or "", opts.judge) or base.provider
-    if provider is None:
-        given = [
-            flag
-            for flag, value in (
-                ("--judge-model", opts.judge_model),
-                ("--judge-base-url", opts.judge_base_url),
-                ("--judge-repeats", opts.judge_repeats),
-                ("--judge-concurrency", opts.judge_concurrency),
-                ("--judge-timeout", opts.judge_timeout),
-                ("--judge-max-retries", opts.judge_max_retries),
-            )
-            if value is not None
-        ]
-        if given:
-            raise click.UsageError(f"{', '.join(given)} need --judge (or [judge] provider)")
-        return None
-    model = opts.judge_model or (base.model if provider == base.provider else None)
-    if model is None and provider == "anthropic":
-        model = "claude-opus-5"
-    if model is None:
-        raise click.UsageError("--judge openai needs --judge-model NAME")
-    return base.model_copy(
-        update={
-            "provider": provider,
-            "model": model,
-            "base_url": opts.judge_base_url
-            or (base.base_url if provider == base.provider else None),
-            "repeats": opts.judge_repeats or base.repeats,
-            "concurrency": _judge_setting(
-                opts.judge_concurrency, base, "concurrency", opts.concurrency
-            ),
-            "timeout": _judge_setting(opts.judge_timeout, base, "timeout", opts.timeout),
-            "max_retries": _judge_setting(
-                opts.judge_max_retries, base, "max_retries", opts.max_retries
-            ),
-        }
-    )
-
-
-def _judge_setting(flag: Any, base: Any, name: str, run_flag: Any) -> Any:
-    """A judge call setting: --judge-X, else [judge] X when the config writes it, else
-    the run's own --X (so one --concurrency 1 reaches every call), else the default."""
-    if flag is not None:
-        return flag
-    if name in base.model_fields_set or run_flag is None:
-        return getattr(base, name)
-    return run_flag
+    return real(path)
 
 
 def _validation_store(project: Any):  # -> History
@@ -578,239 +424,40 @@ def _validation_store(project: Any):  # -> History
     return History(project.state_dir / "history.sqlite")
 
 
-def _check_gates(judge_cfg: Any, project: Any, opts: RunOptions) -> None:
-    """Refuse, before any work, to gate on a judge criterion nobody has validated."""
-    from ragrail.judge import Prompts, require_validated
-
-    if opts.trust_unvalidated or not any(c.gate for c in judge_cfg.criteria):
-        return
-    root = project.root
-    prompts = Prompts.load(root / judge_cfg.prompts_dir if judge_cfg.prompts_dir else None)
-    store = _validation_store(project)
-    try:
-        require_validated(judge_cfg, prompts, store)
-    finally:
-        store.close()
-
-
-def _check_min_score(flag: float | None, retriever: str | None, project: Any) -> None:
-    """A minimum score the retriever can never reach (on its own scale) is a usage error
-    before anything runs, naming the flag or the config key that set it."""
-    from ragrail.retrieval import min_score_problem
-
-    pipe = project.config.pipeline
-    name = retriever or pipe.retriever
-    problem = min_score_problem(name, pipe.min_score if flag is None else flag)
-    if problem is None:
-        return
-    if flag is not None:
-        raise click.BadParameter(problem, param_hint="--min-score")
-    raise InputError(
-        f"key 'pipeline.min_score' with --retriever {name}: {problem}",
-        str(project.config_path or project.root),
-    )
-
-
-def _check_judge_provider(judge_cfg: Any) -> None:
-    """Refuse, before any answer is paid for, a judge whose key is missing or whose base
-    URL is not a URL (exit 2): the judge is only built once every answer is in."""
-    from ragrail.providers import JUDGE_URL, make_provider
-
-    make_provider(
-        judge_cfg.provider, judge_cfg.model, judge_cfg.base_url, judge_cfg.timeout, JUDGE_URL
-    )
-
-
-def _run_judge(judge_cfg: Any, project: Any, result: Any) -> int:
-    """Judge the run in place; returns how many questions the judge failed on."""
-    from ragrail.judge import build_judge, judge_and_rescore, same_family_warning
-
-    judge = build_judge(
-        judge_cfg, project.state_dir / "cache.sqlite", _prices(project), project.root
-    )
-    judge.abstain_phrases = tuple(project.config.scoring.abstain_phrases)
-    warning = same_family_warning(judge, [result.config.model])
-    if warning:
-        click.echo(f"ragrail: warning: {warning}", err=True)
-    return judge_and_rescore(judge, result)
-
-
-def _prices(project: Any) -> dict[str, Any]:
-    from ragrail.pricing import DEFAULT_PRICES, Price
-
-    return {
-        **DEFAULT_PRICES,
-        **{m: Price(p.input, p.output) for m, p in project.config.prices.items()},
-    }
-
-
-def _run_system(opts: RunOptions, project: Any, golden: Any, options: Any) -> Any:
-    from ragrail.run import evaluate_system
-    from ragrail.systems import make_system
-
-    ignored = [
-        flag
-        for flag, value in (
-            ("--claude", opts.claude),
-            ("--answerer", opts.answerer),
-            ("--top-k", opts.top_k),
-            ("--chunk-words", opts.chunk_words),
-            ("--retriever", opts.retriever),
-            ("--dry-run", opts.dry_run),
-            ("--repeats", opts.repeats),
-            ("--rerun-failures", opts.rerun_failures),
-        )
-        if value
-    ]
-    kind = project.config.system.kind
-    if ignored:
-        raise click.UsageError(
-            f"{', '.join(ignored)} do not apply: this project's system under test is "
-            f'[system] kind = "{kind}", not the built-in pipeline'
-        )
-    # The call flags set the same limits for the user's system as for model calls.
-    flags = {
-        "timeout": opts.timeout,
-        "concurrency": opts.concurrency,
-        "max_retries": opts.max_retries,
-    }
-    overrides = {key: value for key, value in flags.items() if value is not None}
-    system_cfg = project.config.system.model_copy(update=overrides)
-    system = make_system(system_cfg, project.root)
-    result = evaluate_system(project.config.name, golden, system, options)
-    return result
-
-
-def _run_pipeline(opts: RunOptions, project: Any, golden: Any, options: Any) -> Any:
-    from ragrail.answerers import build_answerer, plan_calls
-    from ragrail.pipeline import Pipeline, PipelineSettings
-    from ragrail.reports.progress import call_progress
-    from ragrail.reports.terminal import plan_text
-    from ragrail.run import evaluate
-
-    cfg = project.config
-    pipe = cfg.pipeline
-    settings = PipelineSettings(
-        docs=opts.docs or project.docs,
-        product=cfg.product,
-        chunk_words=pipe.chunk_words if opts.chunk_words is None else opts.chunk_words,
-        top_k=opts.top_k or pipe.top_k,
-        min_score=pipe.min_score if opts.min_score is None else opts.min_score,
-        retriever=opts.retriever or pipe.retriever,
-        language=pipe.language,
-    )
-    spec = _answerer_spec(opts, project)
-    repeats = opts.repeats or cfg.answerer.repeats
-    pipeline = Pipeline(settings)
-
-    if opts.dry_run:
-        judge_cfg = _judge_config(opts, cfg)
-        if not spec.uses_model and judge_cfg is None:
-            raise click.UsageError(
-                "--dry-run needs a model answerer (--claude or --answerer) or a judge"
-            )
-        ids, questions = [c.id for c in golden.cases], [c.question for c in golden.cases]
-        traces = pipeline.prepare(ids, questions)
-        prompts = [(r.prompt, r.repeat) for r in pipeline.requests(traces, questions, repeats)]
-        plan = None
-        if spec.uses_model:
-            plan = plan_calls(spec, prompts, opts.rerun_failures)
-        judge_plan = None
-        if judge_cfg is not None:
-            from ragrail.judge import Prompts, plan_items, plan_judge
-
-            folder = project.root / judge_cfg.prompts_dir if judge_cfg.prompts_dir else None
-            judge_plan = plan_judge(
-                judge_cfg,
-                Prompts.load(folder),
-                plan_items(golden.cases, traces),
-                spec.calls.max_tokens,
-                _prices(project),
-            )
-        skipped = sum(1 for t in traces if t.prompt is None)
-        click.echo(plan_text(plan, len(golden.cases), skipped, judge_plan))
-        return EXIT_OK
-
-    n_calls = repeats * len(golden.cases)
-    with call_progress(n_calls, f"answering ({spec.name})") as on_result:
-        answerer = build_answerer(spec, on_result)
-        reruns = None
-        try:
-            result = evaluate(cfg.name, golden, pipeline, answerer, repeats, options)
-            if opts.rerun_failures and spec.uses_model:
-                from ragrail.run import rerun_failures, usage_of
-
-                reruns = rerun_failures(
-                    result, golden, pipeline, answerer, opts.rerun_failures, options
-                )
-                # the re-runs' calls are this run's calls: counted and costed with them
-                result.usage = usage_of(answerer)
-        except KeyboardInterrupt:
-            usage = getattr(answerer, "usage", None)
-            done = f"{usage.calls} calls finished" if usage else "finished calls"
-            where = f" and are cached in {spec.cache_path}" if spec.cache_path else ""
-            click.echo(
-                f"ragrail: interrupted: {done}{where}; run the same command again to resume "
-                "(cached answers are reused, so only the rest is called)",
-                err=True,
-            )
-            return 130
-    if opts.rerun_failures and not spec.uses_model:
-        click.echo(
-            "(--rerun-failures needs a model answerer; the stand-in always answers the same)"
-        )
-    return result, pipeline, reruns
-
-
-def _report(
-    opts: RunOptions,
-    cfg: Any,
-    result: Any,
-    baseline: Any,
-    baseline_path: Path,
-    golden: Any,
-    pipeline: Any,
-    reruns: Any,
-    options: Any,
-) -> int:
+def _report(opts: RunOptions, cfg: Any, evaluation: Any) -> int:
+    from ragrail import app
     from ragrail.reports.terminal import diff_text, reruns_text, scorecard
 
+    result, baseline_path = evaluation.result, evaluation.baseline_path
     click.echo(scorecard(result, metrics=opts.metrics or cfg.report.metrics))
-    if reruns:  # made before the scorecard, so their calls are in its totals
+    if evaluation.reruns:  # made before the scorecard, so their calls are in its totals
         click.echo()
-        click.echo(reruns_text(reruns))
-    diff = None
-    if baseline is not None:
-        from ragrail.compare import compare
-
-        diff = compare(result, baseline)
+        click.echo(reruns_text(evaluation.reruns))
+    diff = app.compare_with_baseline(result, evaluation.baseline)
+    if diff is not None:
         click.echo()
         click.echo(_colour(diff_text(diff)))
     elif not opts.save_baseline:
         click.echo(f"\nNo baseline at {baseline_path} yet: run with --save-baseline to create one.")
     if opts.json_path:
-        result.save(opts.json_path)
+        result.save(opts.json_path, "--json results")
         click.echo(f"Wrote results to {opts.json_path}")
     if opts.junit:
         from ragrail.fileio import atomic_write_text
         from ragrail.reports.junit import junit_xml
 
-        atomic_write_text(opts.junit, junit_xml(result, diff))
+        atomic_write_text(opts.junit, junit_xml(result, diff), "--junit report")
         click.echo(f"Wrote JUnit XML to {opts.junit}")
     if opts.markdown:
         from ragrail.fileio import atomic_write_text
         from ragrail.reports.markdown import markdown_summary
 
-        atomic_write_text(opts.markdown, markdown_summary(result, diff))
+        atomic_write_text(opts.markdown, markdown_summary(result, diff), "--markdown summary")
         click.echo(f"Wrote the Markdown summary to {opts.markdown}")
-    from ragrail.compare import error_phrases, judge_failed
-
-    judge_errors = sum(1 for c in result.cases if judge_failed(c))
-    if result.totals.n_errors or judge_errors:
-        was_passing = len(diff.errors) if diff is not None else 0
-        phrases = error_phrases(result.totals.n_errors, was_passing, judge_errors)
-        shown = "ERROR or JUDGE ERROR" if judge_errors else "ERROR"
-        click.echo(f"ragrail: {'; '.join(phrases)} (shown as {shown} above); exit 3", err=True)
+    failed = app.failures(result, diff)
+    if failed is not None:
+        shown = "ERROR or JUDGE ERROR" if app.judge_errors(result) else "ERROR"
+        click.echo(f"ragrail: {failed} (shown as {shown} above); exit 3", err=True)
         if opts.save_baseline:
             click.echo(
                 f"ragrail: not saving a baseline to {baseline_path}: it would record "
@@ -819,10 +466,19 @@ def _report(
             )
         return EXIT_SYSTEM
     if opts.save_baseline:
-        result.save(baseline_path, "baseline")
+        app.save_baseline(
+            result, baseline_path, docs=evaluation.docs, golden=evaluation.golden_path
+        )
         click.echo(f"Saved baseline to {baseline_path}: commit it with the change it accepts.")
         return EXIT_OK
-    return EXIT_REGRESSION if diff is not None and diff.regressed else EXIT_OK
+    code = app.exit_code(result, diff, evaluation.judge_failed)
+    if code == EXIT_SYSTEM:
+        click.echo(
+            f"ragrail: the judge failed on {evaluation.judge_failed} question(s) "
+            "(see JUDGE ERROR above); exit 3",
+            err=True,
+        )
+    return code
 
 
 def _colour(text: str) -> str:
@@ -838,19 +494,9 @@ def _colour(text: str) -> str:
 
 
 def _project(config: Path | None, example: str | None):  # -> Project
-    from ragrail.config import CONFIG_NAME, example_dir, load_config
+    from ragrail.app import load_project
 
-    if example is not None:
-        return load_config(example_dir(example) / CONFIG_NAME)
-    if config is not None:
-        return load_config(config)
-    here = Path.cwd() / CONFIG_NAME
-    if here.is_file():
-        return load_config(here)
-    raise InputError(
-        f"no {CONFIG_NAME} in this folder: pass --config PATH, copy an example with "
-        "`ragrail example kitebase DIR`, or try `ragrail demo`"
-    )
+    return load_project(config, example)
 
 
 # ---------------------------------------------------------------- sweep
@@ -1010,8 +656,8 @@ def sweep(
     click.echo(sweep_table(rows, thresholds=min_scores is not None))
     json_path = json_path or project.state_dir / "sweep.json"
     csv_path = csv_path or project.state_dir / "sweep.csv"
-    atomic_write_text(json_path, to_json(rows))
-    atomic_write_text(csv_path, to_csv(rows))
+    atomic_write_text(json_path, to_json(rows), "--json table")
+    atomic_write_text(csv_path, to_csv(rows), "--csv table")
     click.echo(f"Wrote {json_path} and {csv_path}")
     return EXIT_OK
 
@@ -1185,6 +831,7 @@ def report(
     drill-down per question (retrieved chunks with the labelled facts
     highlighted, prompt, answer, claims, checks) with filters.
     """
+    from ragrail.baseline import load_baseline
     from ragrail.compare import compare
     from ragrail.config import CONFIG_NAME
     from ragrail.fileio import atomic_write_text, check_writable_output
@@ -1220,7 +867,7 @@ def report(
     base_path = baseline
     if base_path is None and project is not None:
         base_path = project.baseline
-    base = load_run(base_path) if base_path is not None and base_path.is_file() else None
+    base = load_baseline(base_path) if base_path is not None and base_path.is_file() else None
     result_diff = compare(run, base) if base is not None else None
     atomic_write_text(output, html_report(run, result_diff, history_rows), "report")
     click.echo(f"Wrote {output} ({output.stat().st_size:,} bytes): open it in a browser")
@@ -1258,18 +905,17 @@ def _judge_for(
 ) -> Any:
     """The judge of `ragrail judge ...`; ``calls``: judge_concurrency, judge_timeout,
     judge_max_retries (None: the config's)."""
-    from ragrail.judge import build_judge
+    from ragrail import app
 
-    opts = _plain_opts()
-    opts.judge, opts.judge_model, opts.judge_base_url = judge, judge_model, judge_base_url
-    for name, value in calls.items():
-        setattr(opts, name, value)
-    cfg = _judge_config(opts, project.config)
+    overrides = app.Overrides(
+        judge=judge, judge_model=judge_model, judge_base_url=judge_base_url, **calls
+    )
+    cfg = app.judge_config(project, overrides)
     if cfg is None:
         raise InputError(
             "no judge: pass --judge claude|openai or add [judge] provider = ... to ragrail.toml"
         )
-    return build_judge(cfg, project.state_dir / "cache.sqlite", _prices(project), project.root)
+    return app.build_judge(project, cfg)
 
 
 def _load_run_ref(ref: str, project: Any) -> Any:
@@ -1536,20 +1182,12 @@ def example(name: str, dest: Path) -> int:
     """Copy a bundled example (kitebase, late-refund, multilingual) into DEST to run and
     edit it there.
 
-    DEST gets the documents, golden.json, baseline.json, ragrail.toml and a
-    GitHub Actions workflow in .github/workflows/evals.yml.
+    DEST gets the documents, golden.json, baseline.json, ragrail.toml, a
+    GitHub Actions workflow in .github/workflows/evals.yml and .ragrail/.gitignore.
     """
-    from ragrail.config import example_dir
+    from ragrail.project_files import copy_example
 
-    source = example_dir(name)
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise InputError("already exists and is not an empty folder; choose a new one", str(dest))
-    shutil.copytree(
-        source, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "evals.yml")
-    )
-    workflows = dest / ".github" / "workflows"
-    workflows.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(source / "evals.yml", workflows / "evals.yml")
+    copy_example(name, dest)
     click.echo(f"Copied the {name} example to {dest}. Next:\n  cd {dest}\n  ragrail run")
     return EXIT_OK
 
@@ -1604,26 +1242,16 @@ def lint(
 def init(folder: Path) -> int:
     """Start a ragrail project in FOLDER (default: here).
 
-    Writes a commented ragrail.toml, a starter golden.json, docs/example.md and
-    .github/workflows/evals.yml. Refuses to overwrite any existing file.
+    Writes a commented ragrail.toml, a starter golden.json, an empty docs/,
+    .github/workflows/evals.yml and .ragrail/.gitignore. Refuses to overwrite any
+    existing file.
     """
-    templates = Path(__file__).parent / "templates"
-    config_dir = Path(__file__).parent / "examples" / "kitebase"
-    files = {
-        folder / "ragrail.toml": templates / "ragrail.toml",
-        folder / "golden.json": templates / "golden.json",
-        folder / "docs" / "example.md": templates / "example.md",
-        folder / ".github" / "workflows" / "evals.yml": config_dir / "evals.yml",
-    }
-    existing = [str(p) for p in files if p.exists()]
-    if existing:
-        raise InputError(f"would overwrite {', '.join(existing)}; nothing was written")
-    for target, source in files.items():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
+    from ragrail.project_files import init_project
+
+    written = init_project(folder)
     click.echo(
         f"Started a ragrail project in {folder}:\n"
-        + "".join(f"  {p.relative_to(folder)}\n" for p in files)
+        + "".join(f"  {p.relative_to(folder)}\n" for p in written)
         + "Next: put your documents in docs/, label questions (ragrail add), then\n"
         "  ragrail lint && ragrail run --save-baseline"
     )

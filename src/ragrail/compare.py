@@ -12,12 +12,19 @@ since a stand-in's answers say nothing about a real model's and vice versa.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from ragrail.results import CaseResult, RunResult
 from ragrail.stats import McNemar, mcnemar_exact
 
+if TYPE_CHECKING:
+    from ragrail.baseline import Baseline, BaselineCase
+
 Kind = Literal["fixed", "WORSE", "ERROR"]
+# What a run is compared with: a whole saved run, or a compact baseline (ragrail.baseline);
+# of a baseline's cases compare reads only the verdicts both kinds have.
+BaselineRun: TypeAlias = "RunResult | Baseline"
+BaselineCaseLike: TypeAlias = "CaseResult | BaselineCase"
 
 
 @dataclass(frozen=True)
@@ -33,7 +40,7 @@ class Change:
 
 @dataclass
 class Diff:
-    baseline: RunResult
+    baseline: BaselineRun
     run: RunResult
     answers_compared: bool
     answers_note: str | None
@@ -119,7 +126,7 @@ def pct(value: float | None) -> str:
     return "-" if value is None else f"{round(value * 100)}%"
 
 
-def config_changes(before: RunResult, after: RunResult) -> list[str]:
+def config_changes(before: BaselineRun, after: RunResult) -> list[str]:
     """Human-readable list of settings that differ, e.g. ``top_k 3 -> 1``."""
     a, b = before.config, after.config
     out = []
@@ -130,14 +137,17 @@ def config_changes(before: RunResult, after: RunResult) -> list[str]:
     return out
 
 
-def _retrieval_change(old: CaseResult, new: CaseResult) -> Change | None:
+def _retrieval_change(old: BaselineCaseLike, new: CaseResult) -> Change | None:
     if old.retrieval_recall is None or new.retrieval_recall is None:
         return None
-    if new.retrieval_recall == old.retrieval_recall:
+    # both sides as a baseline file keeps them (six significant digits): a saved 2/3
+    # is the same recall as this run's 2/3, and a last-bit difference is no change
+    old_recall, new_recall = _rounded(old.retrieval_recall), _rounded(new.retrieval_recall)
+    if new_recall == old_recall:
         return None
     if not new.trace.retrieved and new.errored:
         return None  # the call failed before retrieval: its recall is unknown, not 0
-    kind: Kind = "WORSE" if new.retrieval_recall < old.retrieval_recall else "fixed"
+    kind: Kind = "WORSE" if new_recall < old_recall else "fixed"
     detail = f"retrieval {pct(old.retrieval_recall)} -> {pct(new.retrieval_recall)}"
     return Change(new.id, kind, "retrieval", detail)
 
@@ -156,7 +166,16 @@ def fisher_one_sided(better_pass: int, better_runs: int, worse_pass: int, worse_
     return float(fisher_exact(table, alternative="greater").pvalue)
 
 
-def _answer_change(old: CaseResult, new: CaseResult) -> Change | None:
+def _rounded(value: float) -> float:
+    from ragrail.baseline import rounded
+
+    try:
+        return rounded(value)
+    except ValueError:  # NaN or infinity: never in a loaded run, compared as it is
+        return value
+
+
+def _answer_change(old: BaselineCaseLike, new: CaseResult) -> Change | None:
     """Single answers: pass -> fail is WORSE, fail -> pass is fixed.
 
     Repeated answers (either side sampled more than once) are samples, so a
@@ -188,7 +207,7 @@ def _answer_change(old: CaseResult, new: CaseResult) -> Change | None:
     return None
 
 
-def _error_change(old: CaseResult, new: CaseResult, answers_compared: bool) -> Change | None:
+def _error_change(old: BaselineCaseLike, new: CaseResult, answers_compared: bool) -> Change | None:
     """ERROR when a question that passed in the baseline (retrieval hit, or its answer
     when answers are compared) errors now."""
     if not new.errored or old.errored:
@@ -201,15 +220,17 @@ def _error_change(old: CaseResult, new: CaseResult, answers_compared: bool) -> C
     )
 
 
-def _by_id(run: RunResult) -> dict[str, CaseResult]:
+def _by_id(run: BaselineRun) -> dict[str, BaselineCaseLike]:
     """Cases by id, the first of any duplicate winning (as ``RunResult.case`` does)."""
-    out: dict[str, CaseResult] = {}
+    out: dict[str, BaselineCaseLike] = {}
     for c in run.cases:
         out.setdefault(c.id, c)
     return out
 
 
-def compare(run: RunResult, baseline: RunResult) -> Diff:
+def compare(run: RunResult, baseline: BaselineRun) -> Diff:
+    """The per-question diff of ``run`` against ``baseline`` (a whole saved run or a
+    compact baseline from :func:`ragrail.baseline.load_baseline`)."""
     same_answerer = (run.config.answerer, run.config.model) == (
         baseline.config.answerer,
         baseline.config.model,
@@ -256,7 +277,7 @@ def compare(run: RunResult, baseline: RunResult) -> Diff:
 
 
 def answer_flip_test(
-    run: RunResult, baseline: RunResult, base: dict[str, CaseResult] | None = None
+    run: RunResult, baseline: BaselineRun, base: dict[str, BaselineCaseLike] | None = None
 ) -> McNemar:
     """McNemar's exact test on the questions answered in both runs whose verdict flipped
     (a question passes when all its answers pass). ``base``: the baseline's cases by id."""
@@ -273,6 +294,6 @@ def answer_flip_test(
     return mcnemar_exact(worse, better)
 
 
-def _who(run: RunResult) -> str:
+def _who(run: BaselineRun) -> str:
     c = run.config
     return f"{c.answerer} {c.model}" if c.model else c.answerer

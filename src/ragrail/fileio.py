@@ -48,6 +48,48 @@ def _reject_constant(literal: str) -> Any:
     raise _NonFinite(literal)
 
 
+class _DuplicateKey(ValueError):
+    """An object that names the same key twice: JSON parsers keep one, silently."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKey()
+    return obj
+
+
+def _duplicate_key_offset(text: str) -> tuple[int, str]:
+    """Offset and name of the first key given twice in one object (0, "" if none)."""
+    stack: list[set[str] | None] = []  # per open object its keys so far; None for arrays
+    expecting_key = False
+    for m in _JSON_TOKEN.finditer(text):
+        token = m.group(0)
+        if token == "{":
+            stack.append(set())
+            expecting_key = True
+        elif token == "[":
+            stack.append(None)
+        elif token in ("}", "]"):
+            if stack:
+                stack.pop()
+            expecting_key = False
+        elif token == ",":
+            expecting_key = bool(stack) and stack[-1] is not None
+        elif token == ":":
+            expecting_key = False
+        elif token.startswith('"') and expecting_key and stack and stack[-1] is not None:
+            try:
+                key = json.loads(token)
+            except json.JSONDecodeError:
+                key = token[1:-1]
+            if key in stack[-1]:
+                return m.start(), key
+            stack[-1].add(key)
+            expecting_key = False
+    return 0, ""  # pragma: no cover - only called after the parser found one
+
+
 def special_kind(path: Path) -> str | None:
     """What a path is when it exists and is neither a regular file nor a folder, else None."""
     import stat
@@ -71,14 +113,26 @@ def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
     A leading UTF-8 byte-order mark is skipped (Windows editors write one).
     ``NaN``, ``Infinity`` and ``-Infinity`` are refused, naming the field they
     stand in: they are not JSON, and a score that is not a number would poison
-    every total computed from it. Nesting deeper than Python's recursion limit
+    every total computed from it. A key given twice in one object is refused
+    too: a parser keeps the last silently, so a hand-edited second ``question``
+    would replace the first unseen. Nesting deeper than Python's recursion limit
     is refused instead of crashing. ``line`` is the file line ``text`` starts
     on when it is one line of a JSONL file.
     """
     text = text.removeprefix(BOM)
     first_line = line or 1
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+    except _DuplicateKey:
+        offset, key = _duplicate_key_offset(text)
+        column = offset - text.rfind("\n", 0, offset)
+        # the path there ends with the object's previous key: swap in the repeated one
+        parent = json_path_at(text, offset).rpartition(".")[0]
+        field = f"{parent}.{key}" if parent else key
+        raise InputError(
+            f"invalid JSON: field {field!r} is given twice in the same object; keep one",
+            f"{path}:{first_line + line_of(text, offset) - 1}:{column}",
+        ) from None
     except json.JSONDecodeError as exc:
         where = f"{path}:{first_line + exc.lineno - 1}:{exc.colno}"
         raise InputError(f"invalid JSON: {exc.msg}", where) from None
@@ -163,7 +217,7 @@ def json_array_items(text: str, path: Path | str) -> list[tuple[Any, int]] | Non
     """
     parse_json(text, path)  # a full parse first, so syntax errors get exact positions
     text = text.removeprefix(BOM)
-    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    decoder = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     i = _skip_ws(text, 0)
     if i >= len(text) or text[i] != "[":
         return None

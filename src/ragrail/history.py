@@ -111,6 +111,10 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _run_row(r: tuple) -> RunRow:
     """A RunRow from a ``runs`` row, or ValueError saying what ragrail would not have written."""
     run_id, created_at, name, commit, dirty, config, totals, cost = r
@@ -125,6 +129,13 @@ def _run_row(r: tuple) -> RunRow:
         )
         if not ok:
             raise ValueError(f"totals.stats.{key} is not a statistic")
+    # the counts the listing computes with (the answer rate, the errors column)
+    for key in ("n_cases", "n_answers", "answers_passed", "n_errors", "n_answer_errors"):
+        if totals_d.get(key) is not None and not _is_count(totals_d[key]):
+            raise ValueError(f"totals.{key} is not a count")
+    repeats = config_d.get("repeats", 1)
+    if not _is_count(repeats) or repeats < 1:
+        raise ValueError("config.repeats is not a positive whole number")
     if not isinstance(created_at, str) or not isinstance(name, str):
         raise ValueError("created_at and name must be text")
     if commit is not None and not isinstance(commit, str):
@@ -151,6 +162,12 @@ def git_commit(folder: Path) -> tuple[str | None, bool]:
 
 
 def _newer(path: Path, exc: statedb.NewerSchema) -> InputError:
+    if not exc.newer:
+        return InputError(
+            f"the run history has {exc}: it was edited by hand; restore it, move it aside, "
+            "or run with --no-history",
+            str(path),
+        )
     return InputError(
         f"the run history was written by a newer ragrail ({exc}): upgrade ragrail, "
         "or run with --no-history",
@@ -407,8 +424,10 @@ def check_for_run(path: Path) -> bool:
             if not statedb.is_corruption(exc):
                 return unusable(exc)
         else:
-            if version > len(MIGRATIONS):
-                raise _newer(path, statedb.NewerSchema(version, len(MIGRATIONS)))
+            try:
+                statedb.check_version(version, len(MIGRATIONS))
+            except statedb.NewerSchema as exc:
+                raise _newer(path, exc) from None
         folder = path.parent
     for target in (folder, path) if path.exists() else (folder,):
         if not os.access(target, os.W_OK):

@@ -470,43 +470,95 @@ class Label:
     line: int
 
 
+LABEL_COLUMNS = ("case_id", "criterion", "verdict")
+
+
 def load_labels(path: Path) -> list[Label]:
     """Human verdicts from CSV (columns case_id, criterion, verdict) or JSONL (same keys).
-    A verdict is pass/fail (also yes/no, true/false, 1/0) or a score from 1 to 5."""
+    A verdict is pass/fail (also yes/no, true/false, 1/0) or a score from 1 to 5.
+
+    Read as strictly as a golden set: a JSONL line must be one JSON object (strict JSON:
+    no NaN, no key twice) and a CSV row may not have an unterminated quote or more
+    fields than the header; each is exit 2 naming the line."""
     from ragrail.fileio import read_text
 
     text = read_text(path, "labels file")
-    rows: list[tuple[dict[str, Any], int]] = []
     if path.suffix.lower() == ".jsonl":
-        for n, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append((json.loads(line), n))
-                except json.JSONDecodeError as exc:
-                    raise InputError(
-                        f"invalid JSON: {exc.msg}", f"{path}:{n}:{exc.colno}"
-                    ) from None
+        rows = _jsonl_label_rows(text, path)
     else:
-        import csv
-        import io
-
-        reader = csv.DictReader(io.StringIO(text))
-        missing = {"case_id", "criterion", "verdict"} - set(reader.fieldnames or [])
-        if missing:
-            raise InputError(f"missing column(s) {', '.join(sorted(missing))}", f"{path}:1")
-        rows = [(row, reader.line_num) for row in reader]
+        rows = _csv_label_rows(text, path)
     labels = []
     for row, n in rows:
         where = f"{path}:{n}"
-        for key in ("case_id", "criterion", "verdict"):
+        for key in LABEL_COLUMNS:
             if row.get(key) in (None, ""):
                 raise InputError(f"missing {key!r}", where)
+        for key in ("case_id", "criterion"):
+            if not isinstance(row[key], str):
+                raise InputError(f"field {key!r} must be a string", where)
         labels.append(
             Label(str(row["case_id"]), str(row["criterion"]), _verdict(row["verdict"], where), n)
         )
     if not labels:
         raise InputError("no labels", str(path))
     return labels
+
+
+def _jsonl_label_rows(text: str, path: Path) -> list[tuple[dict[str, Any], int]]:
+    from ragrail.fileio import parse_json
+
+    rows = []
+    for n, line in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
+        if line.strip():
+            row = parse_json(line, path, line=n)
+            if not isinstance(row, dict):
+                raise InputError(
+                    f"expected a JSON object with {', '.join(LABEL_COLUMNS)}, "
+                    f"got {_json_kind(row)}",
+                    f"{path}:{n}",
+                )
+            rows.append((row, n))
+    return rows
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}
+    return kinds.get(type(value), "a number")
+
+
+def _csv_label_rows(text: str, path: Path) -> list[tuple[dict[str, Any], int]]:
+    import csv
+
+    from ragrail.golden import _csv_reader
+
+    reader = _csv_reader(text.removeprefix("\ufeff"))
+    rows: list[tuple[dict[str, Any], int]] = []
+    names: list[str] | None = None
+    start = 1
+    while True:
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:
+            raise InputError(f"invalid CSV: {exc}", f"{path}:{start}") from None
+        if row is None:
+            break
+        if names is None:
+            names = [h.strip() for h in row]
+            missing = [c for c in LABEL_COLUMNS if c not in names]
+            if missing:
+                raise InputError(f"missing column(s) {', '.join(missing)}", f"{path}:1")
+        elif row:
+            if len(row) > len(names):
+                raise InputError(
+                    f"CSV row has {len(row)} fields but the header has {len(names)} "
+                    f"({', '.join(names)}); quote a cell that contains a comma",
+                    f"{path}:{start}",
+                )
+            rows.append((dict(zip(names, row, strict=False)), start))
+        start = reader.line_num + 1
+    if names is None:
+        raise InputError(f"missing column(s) {', '.join(LABEL_COLUMNS)}", f"{path}:1")
+    return rows
 
 
 def _verdict(value: Any, where: str) -> float:

@@ -19,6 +19,7 @@ from ragrail.fileio import atomic_write_text, load_json, parse_json
 from ragrail.scoring.matching import FactField
 
 SCHEMA_VERSION = 1
+BASELINE_FORMAT = "ragrail-baseline"  # the compact baseline (ragrail.baseline), not a run
 
 
 class _Model(BaseModel):
@@ -320,6 +321,12 @@ def parse_run(data: Any, path: Path | str, what: str = "baseline") -> RunResult:
     """A saved run from its parsed JSON; see :func:`load_run`."""
     if not isinstance(data, dict):
         raise InputError(f"{what} must be a JSON object", str(path))
+    if data.get("format") == BASELINE_FORMAT:
+        raise InputError(
+            f"{what} is a compact baseline (verdicts and scores, no traces), not a saved run: "
+            "give a --json results file or a run from the history",
+            str(path),
+        )
     version = data.get("schema_version")
     if type(version) is not int or version != SCHEMA_VERSION:  # true and 1.0 are not 1
         shown = json.dumps(version) if _is_json_scalar(version) else type(version).__name__
@@ -348,11 +355,11 @@ def _is_json_scalar(value: object) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
-def _invalid(exc: ValidationError, data: dict[str, Any]) -> str:
+def _invalid(exc: ValidationError, data: dict[str, Any], prefix: str = "") -> str:
     """``field 'cases.0.retrieval_recall' (case 'x'): Input should be less than or
-    equal to 1 (got 1.5)``."""
+    equal to 1 (got 1.5)``. ``prefix``: where the validated object sits in ``data``."""
     err = exc.errors()[0]
-    loc = err["loc"]
+    loc = (prefix, *err["loc"]) if prefix else err["loc"]
     field = ".".join(str(p) for p in loc) or "(top level)"
     case = ""
     if len(loc) >= 2 and loc[0] == "cases" and isinstance(loc[1], int):

@@ -24,10 +24,32 @@ _SQLITE_NOTADB = 26
 class NewerSchema(Exception):
     """The file was written by a newer ragrail: never migrated, never moved aside."""
 
+    newer = True
+
     def __init__(self, found: int, known: int) -> None:
         self.found = found
         self.known = known
         super().__init__(f"schema version {found}; this ragrail knows up to {known}")
+
+
+class UnknownSchema(NewerSchema):
+    """A schema version no ragrail writes (below 0: the file was edited by hand). Handled
+    as a newer file is (refused, never migrated, never moved aside), with its own reason:
+    migrating from a negative version would replay the wrong scripts."""
+
+    newer = False
+
+    def __init__(self, found: int, known: int) -> None:
+        super().__init__(found, known)
+        self.args = (f"schema version {found}, which no ragrail writes (0 to {known})",)
+
+
+def check_version(version: int, known: int) -> None:
+    """Raise NewerSchema or UnknownSchema for a version this ragrail must not migrate."""
+    if version < 0:
+        raise UnknownSchema(version, known)
+    if version > known:
+        raise NewerSchema(version, known)
 
 
 def is_corruption(exc: sqlite3.Error) -> bool:
@@ -90,14 +112,12 @@ def migrate(db: sqlite3.Connection, migrations: tuple[str, ...]) -> int:
     """
     known = len(migrations)
     version = user_version(db)
-    if version > known:
-        raise NewerSchema(version, known)
+    check_version(version, known)
     if version == known:
         return version
     with write_transaction(db):
         version = user_version(db)
-        if version > known:
-            raise NewerSchema(version, known)
+        check_version(version, known)
         for number, script in enumerate(migrations[version:], start=version + 1):
             for statement in statements(script):
                 db.execute(statement)

@@ -291,12 +291,29 @@ def load_target(target: str, root: Path | None = None) -> Callable[..., Any]:
     return func
 
 
+def callable_name(func: Callable[..., Any]) -> str:
+    """``module:qualname`` of a function given as an object (its class's for an instance)."""
+    named = func if hasattr(func, "__qualname__") else type(func)
+    module = getattr(named, "__module__", None) or "?"
+    return f"{module}:{getattr(named, '__qualname__', type(func).__name__)}"
+
+
+def is_async(func: Callable[..., Any]) -> bool:
+    """A coroutine function, or an object whose ``__call__`` is one."""
+    import inspect
+
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+        getattr(func, "__call__", None)  # noqa: B004 - the method, not callable()
+    )
+
+
 class CallableSystem:
     """A Python function ``question -> {answer, contexts}``, sync or async.
 
     ``target`` is ``package.module:function``, imported with the project folder
-    on ``sys.path``. Whatever the function raises (``SystemExit`` and
-    ``KeyboardInterrupt`` included), and a call that runs past ``timeout``
+    on ``sys.path``, or the function itself (from the Python API). Whatever the
+    function raises (``SystemExit`` and ``KeyboardInterrupt`` included), and a
+    call that runs past ``timeout``
     seconds, is an error for that question (exit 3); the run goes on. A
     function that cannot be imported, or returns the wrong shape, is a
     configuration error (exit 2).
@@ -314,25 +331,30 @@ class CallableSystem:
 
     def __init__(
         self,
-        target: str,
+        target: str | Callable[..., Any],
         root: Path | None = None,
         concurrency: int = 8,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         import sys
 
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self._worker: _Worker | None = None
+        if not isinstance(target, str):
+            self.target = callable_name(target)
+            self.func: Callable[..., Any] = target
+            return
         if root is not None and str(root) not in sys.path:
             sys.path.insert(0, str(root))
         self.target = target
-        self.concurrency = concurrency
-        self.timeout = timeout
-        self._worker: _Worker | None = _Worker()
+        self._worker = _Worker()
         job = self._worker.submit(load_target, target, root)
         job.done.wait()
         if job.error is not None:
             self._close()
             raise job.error
-        self.func: Callable[..., Any] = job.value
+        self.func = job.value
 
     @property
     def label(self) -> str:
@@ -347,10 +369,8 @@ class CallableSystem:
         return f"timed out after {self.timeout:g} s (system.timeout)"
 
     def traces(self, cases: list[Case]) -> list[Trace]:
-        import inspect
-
         try:
-            if inspect.iscoroutinefunction(self.func):
+            if is_async(self.func):
                 return self._async_traces(cases)
             return [self._one(case) for case in cases]
         finally:

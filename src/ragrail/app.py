@@ -1,0 +1,634 @@
+"""The application layer: one evaluation, read top to bottom.
+
+Load a project, apply overrides, read every input (failing fast, before any
+work), run the system under test (the built-in pipeline, or the user's own),
+judge, compare with the baseline, record the run, and decide the verdict. The
+CLI, the Python API and the pytest plugin all go through here; nothing here
+prints. Warnings go through :func:`warnings.warn` (the CLI shows each as one
+line); what a person should read goes back in the returned objects.
+
+    project = load_project(Path("ragrail.toml"))
+    evaluation = evaluate(project, Overrides(top_k=1))
+    diff = compare_with_baseline(evaluation.result, evaluation.baseline)
+    record(project, evaluation.result)
+    code = exit_code(evaluation.result, diff, evaluation.judge_failed)
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragrail.errors import EXIT_OK, EXIT_REGRESSION, EXIT_SYSTEM, InputError, SystemFailure
+
+if TYPE_CHECKING:
+    from ragrail.answerers import AnswererSpec
+    from ragrail.baseline import Baseline
+    from ragrail.compare import Diff
+    from ragrail.config import Project
+    from ragrail.golden import GoldenSet
+    from ragrail.judge import JudgeConfig, JudgePlan
+    from ragrail.llm import ProgressFn
+    from ragrail.pipeline import PipelineSettings
+    from ragrail.results import RunResult
+    from ragrail.scoring.case import ScoringOptions
+
+#: ``progress(total_calls, label)``: a context manager yielding the call layer's
+#: per-call callback (or None). The CLI passes a progress bar; the default draws nothing.
+Progress = Callable[[int, str], AbstractContextManager["ProgressFn | None"]]
+
+Reruns = dict[str, list[tuple[str | None, str | None, list[str]]]]
+
+
+@dataclass
+class Overrides:
+    """Settings that replace the project file's for one evaluation; None keeps the file's.
+
+    Each field is the run flag of the same name (``top_k`` is ``--top-k``).
+    """
+
+    docs: Path | None = None
+    golden: Path | None = None
+    baseline: Path | None = None
+    top_k: int | None = None
+    chunk_words: int | None = None
+    min_score: float | None = None
+    retriever: str | None = None
+    claude: bool = False  # --claude: the anthropic answerer, model claude-opus-5
+    answerer: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    concurrency: int | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+    max_tokens: int | None = None
+    repeats: int | None = None
+    rerun_failures: int = 0
+    no_cache: bool = False
+    dry_run: bool = False
+    judge: str | None = None
+    judge_model: str | None = None
+    judge_base_url: str | None = None
+    judge_repeats: int | None = None
+    judge_concurrency: int | None = None
+    judge_timeout: float | None = None
+    judge_max_retries: int | None = None
+    trust_unvalidated: bool = False
+    no_history: bool = False
+
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> Overrides:
+        """The overrides among ``values`` (flags, keyword arguments); other keys are ignored."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in names})
+
+
+@dataclass
+class Prepared:
+    """Every input of an evaluation, read and checked; nothing has run or been written."""
+
+    project: Project
+    overrides: Overrides
+    golden: GoldenSet
+    baseline_path: Path
+    baseline: Baseline | None
+    options: ScoringOptions
+    judge: JudgeConfig | None
+    history: Path | None  # where to record the run; None: not recorded
+    system: Any = None  # the user's system under test (None: the project's)
+
+
+@dataclass
+class Evaluation:
+    """What one evaluation produced."""
+
+    result: RunResult
+    baseline: Baseline | None = None
+    baseline_path: Path | None = None
+    docs: Path | None = None  # the inputs a saved baseline fingerprints
+    golden_path: Path | None = None
+    judge_failed: int = 0  # questions the judge failed on
+    reruns: Reruns | None = None  # --rerun-failures: case id -> [(answer, error, problems)]
+    notes: list[str] = field(default_factory=list)  # for a person to read; not warnings
+
+
+@dataclass
+class DryRun:
+    """What a model run would send and cost (``--dry-run``)."""
+
+    plan: Any  # answerers.CallPlan | None
+    n_cases: int
+    skipped: int  # questions that would build no prompt
+    judge: JudgePlan | None
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while the model was answering; ``str()`` says what was kept and how to resume."""
+
+
+# ---------------------------------------------------------------- the project
+
+
+def load_project(config: Path | None = None, example: str | None = None) -> Project:
+    """The project file ``config``, a bundled ``example``, or ./ragrail.toml."""
+    from ragrail.config import CONFIG_NAME, example_dir, load_config
+
+    if example is not None and config is not None:
+        raise InputError("--example and --config contradict each other")
+    if example is not None:
+        return load_config(example_dir(example) / CONFIG_NAME)
+    if config is not None:
+        return load_config(config)
+    here = Path.cwd() / CONFIG_NAME
+    if here.is_file():
+        return load_config(here)
+    raise InputError(
+        f"no {CONFIG_NAME} in this folder: pass --config PATH, copy an example with "
+        "`ragrail example kitebase DIR`, or try `ragrail demo`"
+    )
+
+
+def default_project(root: Path | None = None) -> Project:
+    """A project with every default, rooted at ``root`` (default: here): for a golden set
+    evaluated without a project file."""
+    from ragrail.config import Project, ProjectConfig
+
+    return Project(root=root or Path.cwd(), config=ProjectConfig())
+
+
+def is_bundled(project: Project) -> bool:
+    """Whether the project is a bundled example (read-only, inside the package)."""
+    from ragrail.config import EXAMPLES_DIR
+
+    return project.root.resolve().is_relative_to(EXAMPLES_DIR.resolve())
+
+
+def scoring_options(project: Project, overrides: Overrides | None = None) -> ScoringOptions:
+    from ragrail.scoring.case import ScoringOptions
+
+    o, cfg = overrides or Overrides(), project.config
+    return ScoringOptions(
+        k=o.top_k or cfg.pipeline.top_k,
+        checks=tuple(cfg.checks),
+        require_faithful=cfg.scoring.require_faithful,
+        language=cfg.pipeline.language,
+        abstain_phrases=tuple(cfg.scoring.abstain_phrases),
+    )
+
+
+def pipeline_settings(project: Project, overrides: Overrides | None = None) -> PipelineSettings:
+    from ragrail.pipeline import PipelineSettings
+
+    o, cfg = overrides or Overrides(), project.config
+    pipe = cfg.pipeline
+    return PipelineSettings(
+        docs=o.docs or project.docs,
+        product=cfg.product,
+        chunk_words=pipe.chunk_words if o.chunk_words is None else o.chunk_words,
+        top_k=o.top_k or pipe.top_k,
+        min_score=pipe.min_score if o.min_score is None else o.min_score,
+        retriever=o.retriever or pipe.retriever,
+        language=pipe.language,
+    )
+
+
+def prices(project: Project) -> dict[str, Any]:
+    """Known model prices, the project's [prices] over the bundled ones."""
+    from ragrail.pricing import DEFAULT_PRICES, Price
+
+    own = {m: Price(p.input, p.output) for m, p in project.config.prices.items()}
+    return {**DEFAULT_PRICES, **own}
+
+
+def answerer_spec(project: Project, overrides: Overrides | None = None) -> AnswererSpec:
+    """Who answers, and how its calls are made: the overrides over [answerer]."""
+    from ragrail.answerers import AnswererSpec
+    from ragrail.llm import CallSettings
+    from ragrail.pricing import Price
+
+    o, a = overrides or Overrides(), project.config.answerer
+    if o.claude and o.answerer not in (None, "anthropic"):
+        raise InputError("--claude and --answerer openai contradict each other")
+    name = "anthropic" if o.claude else (o.answerer or a.name)
+    model = o.model or ("claude-opus-5" if o.claude else None) or a.model
+    if name != a.name and not o.model and not o.claude:
+        model = None  # the config's model belongs to the config's answerer
+    spec = AnswererSpec(
+        name=name,
+        model=model,
+        base_url=o.base_url or (a.base_url if name == a.name else None),
+        calls=CallSettings(
+            concurrency=o.concurrency or a.concurrency,
+            timeout=o.timeout or a.timeout,
+            max_retries=a.max_retries if o.max_retries is None else o.max_retries,
+            max_tokens=o.max_tokens or a.max_tokens,
+            temperature=a.temperature,
+        ),
+        cache_path=None if o.no_cache else project.state_dir / "cache.sqlite",
+    )
+    spec.prices.update({m: Price(p.input, p.output) for m, p in project.config.prices.items()})
+    return spec
+
+
+def judge_config(project: Project, overrides: Overrides | None = None) -> JudgeConfig | None:
+    """The judge to use, or None: the overrides over [judge]; off unless asked for."""
+    o, base = overrides or Overrides(), project.config.judge
+    provider = {"claude": "anthropic"}.get(o.judge or "", o.judge) or base.provider
+    if provider is None:
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in (
+                "judge_model",
+                "judge_base_url",
+                "judge_repeats",
+                "judge_concurrency",
+                "judge_timeout",
+                "judge_max_retries",
+            )
+            if getattr(o, name) is not None
+        ]
+        if given:
+            raise InputError(f"{', '.join(given)} need --judge (or [judge] provider)")
+        return None
+    same = provider == base.provider
+    model = o.judge_model or (base.model if same else None)
+    if model is None and provider == "anthropic":
+        model = "claude-opus-5"
+    if model is None:
+        raise InputError("--judge openai needs --judge-model NAME")
+
+    def setting(flag: Any, name: str, run_flag: Any) -> Any:
+        # --judge-X, else [judge] X when the file writes it, else the run's own --X
+        # (so one --concurrency 1 reaches every call), else the default
+        if flag is not None:
+            return flag
+        return getattr(base, name) if name in base.model_fields_set or run_flag is None else run_flag
+
+    return base.model_copy(
+        update={
+            "provider": provider,
+            "model": model,
+            "base_url": o.judge_base_url or (base.base_url if same else None),
+            "repeats": o.judge_repeats or base.repeats,
+            "concurrency": setting(o.judge_concurrency, "concurrency", o.concurrency),
+            "timeout": setting(o.judge_timeout, "timeout", o.timeout),
+            "max_retries": setting(o.judge_max_retries, "max_retries", o.max_retries),
+        }
+    )
+
+
+def build_judge(project: Project, cfg: JudgeConfig) -> Any:  # -> judge.Judge
+    """The judge ``cfg`` describes, with the project's cache, prices and prompts."""
+    from ragrail.judge import build_judge as build
+
+    judge = build(cfg, project.state_dir / "cache.sqlite", prices(project), project.root)
+    judge.abstain_phrases = tuple(project.config.scoring.abstain_phrases)
+    return judge
+
+
+# ---------------------------------------------------------------- before any work
+
+
+def prepare(
+    project: Project,
+    overrides: Overrides | None = None,
+    *,
+    system: object | None = None,
+    golden: GoldenSet | Path | str | None = None,
+    outputs: Sequence[tuple[Path | None, str]] = (),
+    save_baseline: bool = False,
+) -> Prepared:
+    """Read and check every input of an evaluation before anything runs, so a bad file or
+    setting fails fast (InputError) and nothing is written. ``outputs`` (``(path or None,
+    what)``) and the baseline when ``save_baseline`` are the files the caller will write:
+    each is refused here when it cannot be written or would replace an input."""
+    from ragrail.baseline import load_baseline
+    from ragrail.golden import GoldenSet, load_golden
+
+    o = overrides or Overrides()
+    own_system = system is not None or project.config.system.kind != "pipeline"
+    if not own_system:
+        check_min_score(project, o)
+    baseline_path = o.baseline or project.baseline
+    if isinstance(golden, GoldenSet):
+        gold = golden
+    else:
+        gold = load_golden(Path(golden or o.golden or project.golden), project.root)
+    # exists(), not is_file(): a folder or FIFO where the baseline should be is an error,
+    # not "no baseline yet"; a dangling link is a baseline still to be saved
+    baseline = load_baseline(baseline_path) if baseline_path.exists() else None
+    if outputs or save_baseline:  # a bad output path must not cost a run
+        from ragrail.outputs import check_run_outputs
+
+        check_run_outputs(project, outputs, baseline_path, save_baseline, o.golden, o.docs)
+    history = None if o.no_history or o.dry_run else _history_path(project)
+    judge_cfg = judge_config(project, o)
+    if judge_cfg is not None:
+        _check_gates(project, judge_cfg, o)
+        if not o.dry_run:  # a dry run calls nothing, so it needs no key
+            _check_judge_provider(judge_cfg)
+    if own_system:
+        _refuse_pipeline_flags(o, "python" if system is not None else project.config.system.kind)
+    return Prepared(
+        project, o, gold, baseline_path, baseline, scoring_options(project, o), judge_cfg, history,
+        system,
+    )
+
+
+def check_min_score(project: Project, overrides: Overrides | None = None) -> None:
+    """A minimum score the retriever can never reach (on its own scale) is an InputError,
+    naming the flag or the config key that set it."""
+    from ragrail.retrieval import min_score_problem
+
+    o, pipe = overrides or Overrides(), project.config.pipeline
+    name = o.retriever or pipe.retriever
+    problem = min_score_problem(name, pipe.min_score if o.min_score is None else o.min_score)
+    if problem is None:
+        return
+    if o.min_score is not None:
+        raise InputError(f"invalid value for --min-score: {problem}")
+    raise InputError(
+        f"key 'pipeline.min_score' with --retriever {name}: {problem}",
+        str(project.config_path or project.root),
+    )
+
+
+def _history_path(project: Project) -> Path | None:
+    """The run history, or None after one warning when it cannot be written (the run goes
+    on). A newer ragrail's history is an InputError."""
+    from ragrail.history import check_for_run
+
+    path = project.state_dir / "history.sqlite"
+    return path if check_for_run(path) else None
+
+
+def _check_gates(project: Project, cfg: JudgeConfig, o: Overrides) -> None:
+    """Refuse, before any work, to gate on a judge criterion nobody has validated."""
+    from ragrail.history import History
+    from ragrail.judge import Prompts, require_validated
+
+    if o.trust_unvalidated or not any(c.gate for c in cfg.criteria):
+        return
+    prompts = Prompts.load(project.root / cfg.prompts_dir if cfg.prompts_dir else None)
+    store = History(project.state_dir / "history.sqlite")
+    try:
+        require_validated(cfg, prompts, store)
+    finally:
+        store.close()
+
+
+def _check_judge_provider(cfg: JudgeConfig) -> None:
+    """Refuse, before any answer is paid for, a judge whose key is missing or whose base
+    URL is not a URL: the judge is only built once every answer is in."""
+    from ragrail.providers import JUDGE_URL, make_provider
+
+    make_provider(cfg.provider, cfg.model, cfg.base_url, cfg.timeout, JUDGE_URL)
+
+
+def _refuse_pipeline_flags(o: Overrides, kind: str) -> None:
+    ignored = [
+        f"--{name.replace('_', '-')}"
+        for name in (
+            "claude",
+            "answerer",
+            "top_k",
+            "chunk_words",
+            "retriever",
+            "dry_run",
+            "repeats",
+            "rerun_failures",
+        )
+        if getattr(o, name)
+    ]
+    if ignored:
+        raise InputError(
+            f"{', '.join(ignored)} do not apply: this project's system under test is "
+            f'[system] kind = "{kind}", not the built-in pipeline'
+        )
+
+
+# ---------------------------------------------------------------- the run
+
+
+def evaluate(
+    project: Project,
+    overrides: Overrides | None = None,
+    *,
+    system: object | None = None,
+    golden: GoldenSet | Path | str | None = None,
+    progress: Progress | None = None,
+) -> Evaluation:
+    """Run the golden set through the system under test, score it, and judge it.
+
+    ``system``: None (the project's: the built-in pipeline or its [system]), a Python
+    function ``question -> {answer, contexts}`` (sync or async, used as-is), a
+    ``"module:function"`` string, or an object with ``traces(cases)``.
+    """
+    return run(prepare(project, overrides, system=system, golden=golden), progress)
+
+
+def run(prepared: Prepared, progress: Progress | None = None) -> Evaluation:
+    """Run a prepared evaluation (see :func:`prepare`)."""
+    p = prepared
+    if p.overrides.dry_run:
+        raise InputError("a dry run sends nothing: use dry_run_plan()")
+    evaluation = Evaluation(result=None, baseline=p.baseline, baseline_path=p.baseline_path)  # type: ignore[arg-type]
+    evaluation.docs, evaluation.golden_path = p.overrides.docs or p.project.docs, p.golden.path
+    if p.system is None and p.project.config.system.kind == "pipeline":
+        _run_pipeline(p, evaluation, progress)
+    else:
+        _run_system(p, evaluation)
+    if p.judge is not None:
+        evaluation.judge_failed = _run_judge(p.project, p.judge, evaluation.result)
+    return evaluation
+
+
+def make_system(project: Project, overrides: Overrides, system: object | None = None) -> Any:
+    """The system under test other than the pipeline: ``system`` as given, or [system]."""
+    from ragrail import systems
+
+    # The call flags set the same limits for the user's system as for model calls.
+    limits = {
+        key: value
+        for key, value in (
+            ("timeout", overrides.timeout),
+            ("concurrency", overrides.concurrency),
+            ("max_retries", overrides.max_retries),
+        )
+        if value is not None
+    }
+    cfg = project.config.system.model_copy(update=limits)
+    if system is None:
+        return systems.make_system(cfg, project.root)
+    if hasattr(system, "traces"):
+        return system
+    if isinstance(system, str) or callable(system):
+        return systems.CallableSystem(system, project.root, cfg.concurrency, cfg.timeout)
+    raise InputError(
+        f"system must be a function, a 'module:function' string or an object with "
+        f"traces(cases); got {type(system).__name__}"
+    )
+
+
+def _run_system(p: Prepared, evaluation: Evaluation) -> None:
+    from ragrail.run import evaluate_system
+
+    system = make_system(p.project, p.overrides, p.system)
+    evaluation.result = evaluate_system(p.project.config.name, p.golden, system, p.options)
+
+
+def _run_pipeline(p: Prepared, evaluation: Evaluation, progress: Progress | None) -> None:
+    from ragrail.answerers import build_answerer
+    from ragrail.pipeline import Pipeline
+    from ragrail.run import evaluate as evaluate_pipeline
+    from ragrail.run import rerun_failures, usage_of
+
+    o, cfg = p.overrides, p.project.config
+    spec = answerer_spec(p.project, o)
+    repeats = o.repeats or cfg.answerer.repeats
+    pipeline = Pipeline(pipeline_settings(p.project, o))
+    bar = progress or (lambda total, label: nullcontext(None))
+    with bar(repeats * len(p.golden.cases), f"answering ({spec.name})") as on_result:
+        answerer = build_answerer(spec, on_result)
+        try:
+            result = evaluate_pipeline(cfg.name, p.golden, pipeline, answerer, repeats, p.options)
+            if o.rerun_failures and spec.uses_model:
+                evaluation.reruns = rerun_failures(
+                    result, p.golden, pipeline, answerer, o.rerun_failures, p.options
+                )
+                # the re-runs' calls are this run's calls: counted and costed with them
+                result.usage = usage_of(answerer)
+        except KeyboardInterrupt:
+            usage = getattr(answerer, "usage", None)
+            done = f"{usage.calls} calls finished" if usage else "finished calls"
+            where = f" and are cached in {spec.cache_path}" if spec.cache_path else ""
+            raise Interrupted(
+                f"{done}{where}; run the same command again to resume "
+                "(cached answers are reused, so only the rest is called)"
+            ) from None
+    if o.rerun_failures and not spec.uses_model:
+        evaluation.notes.append(
+            "(--rerun-failures needs a model answerer; the stand-in always answers the same)"
+        )
+    evaluation.result = result
+
+
+def _run_judge(project: Project, cfg: JudgeConfig, result: RunResult) -> int:
+    """Judge the run in place; returns how many questions the judge failed on."""
+    from ragrail.judge import judge_and_rescore, same_family_warning
+
+    judge = build_judge(project, cfg)
+    warning = same_family_warning(judge, [result.config.model])
+    if warning:
+        warnings.warn(warning, stacklevel=2)
+    return judge_and_rescore(judge, result)
+
+
+def dry_run_plan(prepared: Prepared) -> DryRun:
+    """The calls a model run would make and their estimated cost; sends nothing."""
+    from ragrail.answerers import plan_calls
+    from ragrail.pipeline import Pipeline
+
+    p, o = prepared, prepared.overrides
+    spec = answerer_spec(p.project, o)
+    if not spec.uses_model and p.judge is None:
+        raise InputError("--dry-run needs a model answerer (--claude or --answerer) or a judge")
+    cases = p.golden.cases
+    pipeline = Pipeline(pipeline_settings(p.project, o))
+    ids, questions = [c.id for c in cases], [c.question for c in cases]
+    traces = pipeline.prepare(ids, questions)
+    repeats = o.repeats or p.project.config.answerer.repeats
+    prompts = [(r.prompt, r.repeat) for r in pipeline.requests(traces, questions, repeats)]
+    plan = plan_calls(spec, prompts, o.rerun_failures) if spec.uses_model else None
+    judge_plan = None
+    if p.judge is not None:
+        from ragrail.judge import Prompts, plan_items, plan_judge
+
+        folder = p.project.root / p.judge.prompts_dir if p.judge.prompts_dir else None
+        judge_plan = plan_judge(
+            p.judge,
+            Prompts.load(folder),
+            plan_items(cases, traces),
+            spec.calls.max_tokens,
+            prices(p.project),
+        )
+    skipped = sum(1 for t in traces if t.prompt is None)
+    return DryRun(plan, len(cases), skipped, judge_plan)
+
+
+# ---------------------------------------------------------------- after the run
+
+
+def compare_with_baseline(
+    result: RunResult, baseline: Path | str | RunResult | Baseline | None
+) -> Diff | None:
+    """The per-question diff against ``baseline`` (a run, a loaded baseline, or a baseline
+    file, compact or a whole saved run, that may not exist yet: None then)."""
+    from ragrail.baseline import Baseline, load_baseline
+    from ragrail.compare import compare
+    from ragrail.results import RunResult
+
+    if baseline is None:
+        return None
+    if not isinstance(baseline, RunResult | Baseline):
+        if not Path(baseline).exists():
+            return None
+        baseline = load_baseline(Path(baseline))
+    return compare(result, baseline)
+
+
+def record(project: Project, result: RunResult, path: Path | None = None) -> int | None:
+    """Record the run in the project's history; its id, or None after one warning when the
+    history cannot take it. Never raises for the history's sake: a run is never lost to it."""
+    from ragrail.history import record_run
+
+    path = path or project.state_dir / "history.sqlite"
+    return record_run(path, result, None if is_bundled(project) else project.root)
+
+
+def judge_errors(result: RunResult) -> int:
+    """Questions the judge failed on."""
+    from ragrail.compare import judge_failed
+
+    return sum(1 for c in result.cases if judge_failed(c))
+
+
+def failures(result: RunResult, diff: Diff | None = None) -> str | None:
+    """Why the run has no clean verdict (failed calls, judge failures), or None."""
+    from ragrail.compare import error_phrases
+
+    n_judge = judge_errors(result)
+    if not (result.totals.n_errors or n_judge):
+        return None
+    was_passing = len(diff.errors) if diff is not None else 0
+    return "; ".join(error_phrases(result.totals.n_errors, was_passing, n_judge))
+
+
+def exit_code(result: RunResult, diff: Diff | None, judge_failed: int = 0) -> int:
+    """THE verdict: 3 when a question failed to run or the judge failed on one (no clean
+    verdict, whatever else changed), 1 when a question got worse than in the baseline,
+    else 0."""
+    if result.totals.n_errors or judge_failed or judge_errors(result):
+        return EXIT_SYSTEM
+    return EXIT_REGRESSION if diff is not None and diff.regressed else EXIT_OK
+
+
+def save_baseline(
+    result: RunResult, path: Path, *, docs: Path | None = None, golden: Path | None = None
+) -> None:
+    """Accept the run as the new baseline: its compact form (ragrail.baseline), written
+    atomically, with the fingerprints of ``docs`` and ``golden``. A run with errors is
+    refused (SystemFailure): it would record failed calls as the expected result."""
+    from ragrail.baseline import save_baseline as write_baseline
+
+    reason = failures(result)
+    if reason is not None:
+        raise SystemFailure(
+            f"not saving a baseline to {path}: it would record failed calls as the expected "
+            f"result ({reason}); fix or re-run them, then save"
+        )
+    write_baseline(result, path, docs=docs, golden=golden)

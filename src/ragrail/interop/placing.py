@@ -1,0 +1,146 @@
+"""Where a passage came from: the document whose text holds it.
+
+Other tools record a retrieved passage as its text, seldom with a name ragrail
+knows. ragrail scores retrieval by article, so every imported passage is
+*placed*: the documents folder is searched for the passage's text, compared as
+facts are (:func:`ragrail.scoring.matching.normalise`: Unicode NFKC, case
+folding, one space for any run of white space). A passage whose Markdown or
+punctuation differs from the document's (``**30 days**`` against ``30 days``)
+is found by its words alone. When several documents hold it, or none does, a
+name the tool recorded (a file name, a URL, ``deepeval_source``) decides.
+
+A placed passage gets the id of the section chunk that holds it, as ragrail's
+own chunker names it (``refunds#2``), so an answer citing that section's id
+cites it; one that spans sections keeps the section it starts in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragrail.corpus import chunk_by_section, load_documents
+from ragrail.scoring.matching import find, normalise, slug
+
+_WORD = re.compile(r"\w+")
+HEAD_WORDS = 8  # words of a passage that find its section when no one section holds it
+
+
+def words(text: str) -> str:
+    """The normalised text's words, one space apart: Markdown and punctuation dropped."""
+    return " ".join(_WORD.findall(normalise(text)))
+
+
+@dataclass(frozen=True)
+class Placement:
+    source: str  # the document's name
+    chunk_id: str  # the section chunk's id (``refunds#2``), or the document's slug
+    how: str  # "text", "words" (punctuation or Markup differs) or "hint" (a recorded name)
+
+
+@dataclass
+class Tally:
+    """How many passages were placed, and where the others were."""
+
+    total: int = 0
+    placed: int = 0
+    ambiguous: int = 0  # found in several documents, none named: the first was taken
+    by_hint: int = 0  # not found, placed by the name the tool recorded
+    unplaced: list[str] = field(default_factory=list)  # where each one was (file:line)
+
+    def line(self) -> str:
+        """``placed N of M contexts; K could not be placed``."""
+        missed = self.total - self.placed
+        text = f"placed {self.placed} of {self.total} contexts; {missed} could not be placed"
+        extra = []
+        if self.ambiguous:
+            extra.append(f"{self.ambiguous} found in several documents (the first was taken)")
+        if self.by_hint:
+            extra.append(f"{self.by_hint} placed by the source name the tool recorded")
+        return text + (f" ({'; '.join(extra)})" if extra else "")
+
+
+class Placer:
+    """The documents of one folder, ready to place passages in."""
+
+    def __init__(self, folder: Path) -> None:
+        docs = load_documents(folder)
+        self.folder = folder
+        self.names = [d.name for d in docs]
+        self._text = {d.name: normalise(d.text) for d in docs}
+        self._words = {d.name: words(d.text) for d in docs}
+        self._chunks: dict[str, list[tuple[str, str, str]]] = {d.name: [] for d in docs}
+        for chunk in chunk_by_section(docs):
+            self._chunks[chunk.source].append((chunk.id, normalise(chunk.text), words(chunk.text)))
+        self._by_key: dict[str, str] = {}
+        for name in self.names:
+            for key in (name, name.casefold(), slug(name)):
+                self._by_key.setdefault(key, name)
+        self.tally = Tally()
+
+    def document_named(self, hint: str | None) -> str | None:
+        """The document a recorded name points at: ``refunds``, ``docs/refunds.md``,
+        ``https://help.example.com/refunds.html?x=1``, ``Refunds``; None when none."""
+        if not hint or not hint.strip():
+            return None
+        tail = re.split(r"[?#]", hint.strip(), maxsplit=1)[0].rstrip("/")
+        tail = re.split(r"[/\\]", tail)[-1]
+        stem = tail.rsplit(".", 1)[0] if "." in tail else tail
+        for key in (hint.strip(), tail, stem, stem.casefold(), slug(stem)):
+            if key in self._by_key:
+                return self._by_key[key]
+        return None
+
+    def candidates(self, text: str) -> tuple[list[str], str]:
+        """The documents holding the passage, and how it was found (``text`` or ``words``)."""
+        needle = normalise(text)
+        if not needle:
+            return [], "text"
+        found = [n for n in self.names if needle in self._text[n]]
+        if found:
+            return found, "text"
+        needle = words(text)
+        if not needle:
+            return [], "words"
+        return [n for n in self.names if needle in self._words[n]], "words"
+
+    def place(self, text: str, hint: str | None = None, where: str = "") -> Placement | None:
+        """The document (and section) holding ``text``, counted in :attr:`tally`; None
+        (and ``where`` noted) when no document holds it and ``hint`` names none."""
+        self.tally.total += 1
+        found, how = self.candidates(text)
+        named = self.document_named(hint)
+        if named is not None and (named in found or not found):
+            source = named
+            if named not in found:
+                how = "hint"
+                self.tally.by_hint += 1
+        elif found:
+            source = found[0]
+            if len(found) > 1:
+                self.tally.ambiguous += 1
+        else:
+            self.tally.unplaced.append(where)
+            return None
+        self.tally.placed += 1
+        return Placement(source=source, chunk_id=self._chunk_id(source, text), how=how)
+
+    def _chunk_id(self, source: str, text: str) -> str:
+        """The id of the section of ``source`` that holds the passage, or the one its
+        first words are in; the document's slug when neither is found."""
+        needle, needle_words = normalise(text), words(text)
+        chunks = self._chunks.get(source, [])
+        for chunk_id, chunk_text, chunk_words in chunks:
+            if (needle and needle in chunk_text) or (needle_words and needle_words in chunk_words):
+                return chunk_id
+        head = " ".join(needle_words.split()[:HEAD_WORDS])
+        for chunk_id, _, chunk_words in chunks:
+            if head and head in chunk_words:
+                return chunk_id
+        return slug(source)
+
+    def documents_with(self, fact: str) -> list[str]:
+        """The documents that hold a fact, as scoring finds facts (token boundaries,
+        alternatives, regexes)."""
+        return [n for n in self.names if find(fact, self._text[n]) is not None]
