@@ -284,8 +284,7 @@ def test_its_numbered_lists_become_claims_without_their_numbers(
     runs: tuple[Run, Run], steps_run: Run
 ) -> None:
     first, _ = runs
-    assert steps_run.code == 0, steps_run.out + steps_run.err
-    assert "No baseline at no-baseline-yet.json yet" in steps_run.out
+    assert steps_run.code == 0, steps_run.out + steps_run.err  # no baseline: nothing regresses
     answered = _answered(first.data) + _answered(steps_run.data)
     listed = [c for c in answered if _LIST_ITEM.search(c["trace"]["answer"])]
     # Asked for numbered steps, the model writes them (greedy decoding, pinned versions).
