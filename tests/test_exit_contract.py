@@ -292,7 +292,8 @@ def test_non_finite_float_flags_are_usage_errors(cli, project, flag, value, need
     line = only_line(r.err)
     assert line.startswith("ragrail: error: Invalid value for") and needle in line
     assert (project / "baseline.json").read_bytes() == before
-    assert not (project / ".ragrail").exists()
+    # no state: only the .gitignore that `ragrail example` wrote
+    assert [p.name for p in (project / ".ragrail").iterdir()] == [".gitignore"]
 
 
 @pytest.mark.parametrize(

@@ -234,12 +234,13 @@ def test_save_baseline_through_a_symlink_updates_the_target(cli, project):
     (project / "baseline.json").rename(kept / "base.json")
     (project / "baseline.json").symlink_to("kept/base.json")
     old = (kept / "base.json").read_bytes()
-    r = cli("run", "--save-baseline", cwd=project)
+    # another top_k, so the accepted run differs (an unchanged one rewrites the same bytes)
+    r = cli("run", "--top-k", "2", "--save-baseline", cwd=project)
     assert r.code == 0, r.err
     assert (project / "baseline.json").is_symlink()
     assert os.readlink(project / "baseline.json") == "kept/base.json"
     new = (kept / "base.json").read_bytes()
-    assert new != old and json.loads(new)["cases"]
+    assert new != old and json.loads(new)["config"]["top_k"] == 2
     assert sorted(os.listdir(kept)) == ["base.json"]
 
 

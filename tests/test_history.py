@@ -374,7 +374,7 @@ def warning_lines(err: str) -> list[str]:
 
 def test_cli_run_on_a_read_only_checkout_goes_on_without_history(cli, project, monkeypatch):
     state = project / ".ragrail"
-    state.mkdir()
+    state.mkdir(exist_ok=True)  # `ragrail example` made it for its .gitignore
     old_history(state / "history.sqlite")
     before = (state / "history.sqlite").read_bytes()
     read_only(monkeypatch)
@@ -384,7 +384,7 @@ def test_cli_run_on_a_read_only_checkout_goes_on_without_history(cli, project, m
     assert "history.sqlite" in warning and "not recorded" in warning
     assert "recorded as run" not in r.err and "Traceback" not in r.err
     assert (state / "history.sqlite").read_bytes() == before
-    assert sorted(os.listdir(state)) == ["history.sqlite"]
+    assert sorted(os.listdir(state)) == [".gitignore", "history.sqlite"]
 
 
 def test_cli_run_when_recording_fails_at_the_end_still_gives_its_verdict(cli, project, monkeypatch):
@@ -402,7 +402,7 @@ def test_cli_run_when_recording_fails_at_the_end_still_gives_its_verdict(cli, pr
 
 def test_cli_run_refuses_a_newer_history_before_any_work(cli, project):
     state = project / ".ragrail"
-    state.mkdir()
+    state.mkdir(exist_ok=True)
     old_history(state / "history.sqlite")
     sqlite3.connect(state / "history.sqlite").execute("PRAGMA user_version = 99").connection.close()
     before = (state / "history.sqlite").read_bytes()

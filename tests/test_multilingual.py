@@ -123,4 +123,5 @@ def test_an_unknown_language_is_a_usage_error_that_touches_nothing(cli, tmp_path
     assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err
     assert "ragrail.toml" in r.err and "pipeline.language" in r.err and "'klingon'" in r.err
     assert (dest / "baseline.json").read_bytes() == before
-    assert not (dest / ".ragrail").exists()
+    # no state: only the .gitignore that `ragrail example` wrote
+    assert [p.name for p in (dest / ".ragrail").iterdir()] == [".gitignore"]

@@ -40,11 +40,15 @@ Format (version 2)::
 
 from __future__ import annotations
 
+import functools
+import gc
 import hashlib
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring  # a str's JSON literal, non-ASCII kept
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -58,6 +62,7 @@ from ragrail.results import (
     RunConfig,
     RunResult,
     Totals,
+    _invalid,
     parse_run,
 )
 
@@ -86,16 +91,32 @@ _FINGERPRINT_KEYS = ("docs", "golden")
 _METRIC_SET = frozenset(CASE_METRICS)
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a baseline is built, written or read.
+
+    Those loops allocate many small objects that hold no cycles, and each collection
+    they set off walks every object alive: with a large run in memory (its traces,
+    chunks and prompts) that cost seconds at 100,000 questions, for nothing to free.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+# cached: a run's scores are fractions of a few small counts, so most values repeat
+@functools.lru_cache(maxsize=1 << 16)
 def rounded(value: float) -> float:
     """``value`` to six significant digits, -0.0 as 0.0: the one form a score takes in a
     baseline and in the comparison with one. Refuses NaN and infinity (ValueError)."""
     if not math.isfinite(value):
         raise ValueError(f"{value!r} is not a finite number")
     return float(f"{value:.{SIGNIFICANT_DIGITS}g}") + 0.0
-
-
-def _rounded_or_none(value: float | None) -> float | None:
-    return None if value is None else rounded(value)
 
 
 @dataclass(slots=True)
@@ -118,24 +139,22 @@ class BaselineCase:
 
     @classmethod
     def from_case(cls, case: CaseResult) -> BaselineCase:
-        metrics = {}
-        for name in CASE_METRICS:
-            value = getattr(case, name)
-            if value is not None:
-                metrics[name] = rounded(value)
+        """The baseline's view of a scored question, its scores rounded."""
+        metrics = {k: rounded(v) for k in CASE_METRICS if (v := getattr(case, k)) is not None}
+        recall = case.retrieval_recall
         return cls(
-            id=case.id,
-            retrieval_hit=case.retrieval_hit,
-            retrieval_recall=_rounded_or_none(case.retrieval_recall),
-            facts=len(case.facts),
-            facts_retrieved=len(case.facts_retrieved),
-            answer_pass=case.answer_pass,
-            answer_passes=case.answer_passes,
-            answer_runs=case.answer_runs,
-            problems=list(case.problems),
-            errored=case.errored,
-            cause=case.cause,
-            metrics=metrics,
+            case.id,
+            case.retrieval_hit,
+            None if recall is None else rounded(recall),
+            len(case.facts),
+            len(case.facts_retrieved),
+            case.answer_pass,
+            case.answer_passes,
+            case.answer_runs,
+            list(case.problems),
+            case.errored,
+            case.cause,
+            metrics,
         )
 
 
@@ -189,7 +208,8 @@ class Baseline:
             "totals": totals,
             "version": VERSION,
         }
-        blocks = [_case_block(c) for c in self.cases]
+        memo: dict[tuple[tuple[str, float], ...], str] = {}
+        blocks = [_case_block(c, memo) for c in self.cases]
         cases = "[\n" + ",\n".join(blocks) + "\n  ]" if blocks else "[]"
         parts = [f'  "cases": {cases}']
         for key, value in head.items():
@@ -200,50 +220,35 @@ class Baseline:
 
 # ---------------------------------------------------------------- writing
 
+# JSON literals of the values a case holds. Numbers are written with str/repr: a
+# non-finite or mistyped one (assigned after validation) is written as text the
+# read-back refuses, so it is never saved (see save_baseline).
 _LITERAL = {True: "true", False: "false", None: "null"}
-_string = json.JSONEncoder(ensure_ascii=False).encode  # a str's JSON literal
 
 
-def _num(value: float | None) -> str:
-    if value is None:
-        return "null"
-    if not math.isfinite(value):  # never written: it would not read back
-        raise ValueError(f"{value!r} is not a finite number")
-    return repr(value)
-
-
-def _count(value: int) -> str:
-    if type(value) is not int:  # an assignment after validation: refused, not written
-        raise ValueError(f"{value!r} is not a count")
-    return str(value)
-
-
-def _rates(values: dict[str, float]) -> str:
-    inner = ", ".join(f"{_string(k)}: {_num(values[k])}" for k in sorted(values))
-    return "{" + inner + "}"
-
-
-def _case_block(c: BaselineCase) -> str:
+def _case_block(c: BaselineCase, memo: dict[tuple[tuple[str, float], ...], str]) -> str:
     """A question as a block of sorted lines, each within three lines of its id, so a
-    diff's context always shows which question a changed line belongs to."""
-    problems = "[" + ", ".join(map(_string, c.problems)) + "]"
-    answer = (
-        f'{{"pass": {_LITERAL[c.answer_pass]}, "passes": {_count(c.answer_passes)}, '
-        f'"problems": {problems}, "runs": {_count(c.answer_runs)}}}'
-    )
-    retrieval = (
-        f'{{"facts": {_count(c.facts)}, "hit": {_LITERAL[c.retrieval_hit]}, '
-        f'"recall": {_num(c.retrieval_recall)}, "retrieved": {_count(c.facts_retrieved)}}}'
-    )
-    cause = "null" if c.cause is None else _string(c.cause)
+    diff's context always shows which question a changed line belongs to. ``memo``:
+    metrics already written, by value (most questions share theirs with others)."""
+    string = encode_basestring
+    metrics = c.metrics
+    key = tuple(metrics.items())
+    rates = memo.get(key)
+    if rates is None:
+        rates = memo[key] = ", ".join(
+            [f'"{k}": {metrics[k]!r}' for k in CASE_METRICS if k in metrics]
+        )
+    recall = "null" if c.retrieval_recall is None else repr(c.retrieval_recall)
     return (
         "    {\n"
-        f'      "answer": {answer},\n'
-        f'      "cause": {cause},\n'
+        f'      "answer": {{"pass": {_LITERAL[c.answer_pass]}, "passes": {c.answer_passes!s}, '
+        f'"problems": [{", ".join(map(string, c.problems))}], "runs": {c.answer_runs!s}}},\n'
+        f'      "cause": {"null" if c.cause is None else string(c.cause)},\n'
         f'      "errored": {_LITERAL[c.errored]},\n'
-        f'      "id": {_string(c.id)},\n'
-        f'      "metrics": {_rates(c.metrics)},\n'
-        f'      "retrieval": {retrieval}\n'
+        f'      "id": {string(c.id)},\n'
+        f'      "metrics": {{{rates}}},\n'
+        f'      "retrieval": {{"facts": {c.facts!s}, "hit": {_LITERAL[c.retrieval_hit]}, '
+        f'"recall": {recall}, "retrieved": {c.facts_retrieved!s}}}\n'
         "    }"
     )
 
@@ -300,10 +305,13 @@ def save_baseline(
     (a Baseline passed in keeps its own fingerprints).
     """
     try:
-        base = (
-            run if isinstance(run, Baseline) else Baseline.from_run(run, fingerprints(docs, golden))
-        )
-        text = base.to_text()
+        with _gc_paused():
+            base = (
+                run
+                if isinstance(run, Baseline)
+                else Baseline.from_run(run, fingerprints(docs, golden))
+            )
+            text = base.to_text()
     except ValueError as exc:
         raise SystemFailure(
             f"{path}: not saved: the new baseline has {exc}; the old file is unchanged"
@@ -311,7 +319,8 @@ def save_baseline(
 
     def read_back(written: Path) -> None:
         try:
-            parse_baseline(parse_json(written.read_text(encoding="utf-8"), path), path)
+            with _gc_paused():
+                parse_baseline(_parse_written(written, path), path)
         except InputError as exc:
             raise SystemFailure(
                 f"{path}: not saved: the new baseline does not read back "
@@ -320,6 +329,26 @@ def save_baseline(
 
     atomic_write_text(path, text, "baseline", validate=read_back)
     return base
+
+
+def _parse_written(written: Path, path: Path) -> Any:
+    """The JSON of a baseline just written, parsed as :func:`parse_json` would parse it.
+
+    ``parse_json`` also looks for keys given twice in an object, which costs a Python
+    call per object (a third of the parse at 100,000 questions). The writer cannot
+    give a key twice (a case's keys are literals; a dict's are unique), so the check
+    is left out here; NaN and infinity, which a bad number could still produce, are
+    refused.
+    """
+    text = written.read_text(encoding="utf-8")
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
+        return parse_json(text, path)  # refuses it too, naming the line and the field
+
+
+def _refuse_constant(literal: str) -> Any:
+    raise ValueError(f"{literal} is not JSON")
 
 
 # ---------------------------------------------------------------- reading
@@ -332,7 +361,8 @@ def load_baseline(path: Path, what: str = "baseline") -> Baseline:
     JSON, a NaN or infinite number, a value out of its range, a missing or unknown
     field, more passes than answers, a case id given twice.
     """
-    return parse_baseline(load_json(path, what), path, what)
+    with _gc_paused():
+        return parse_baseline(load_json(path, what), path, what)
 
 
 def parse_baseline(data: Any, path: Path | str, what: str = "baseline") -> Baseline:
@@ -346,7 +376,7 @@ def _parse_compact(data: dict[str, Any], path: Path | str, what: str) -> Baselin
     where = str(path)
     if data.get("format") != FORMAT:
         raise InputError(
-            f"{what} has format {_shown(data.get('format'))}; this ragrail reads {FORMAT!r}",
+            f"{what} has format {_shown(data.get('format'))}; this ragrail reads {json.dumps(FORMAT)}",
             where,
         )
     version = data.get("version")
@@ -384,8 +414,7 @@ def _exact_keys(obj: dict[str, Any], keys: frozenset[str], at: str, what: str, w
 
 
 def _model(model: type[M], value: Any, name: str, what: str, where: str) -> M:
-    from ragrail.results import _invalid
-
+    """``value`` validated as ``model`` (config, totals), an error naming the field."""
     if name == "totals" and isinstance(value, dict) and "stats" in value:
         raise InputError(f"{what} has an unknown field 'totals.stats'", where)
     try:
@@ -429,17 +458,17 @@ def _case(c: Any, i: int, what: str, where: str) -> BaselineCase:
         and r.keys() == _RETRIEVAL_KEYS
         and len(a) == 4
         and a.keys() == _ANSWER_KEYS
-        and _is_count(facts := r["facts"])
-        and _is_count(retrieved := r["retrieved"])
-        and retrieved <= facts
+        and type(facts := r["facts"]) is int
+        and type(retrieved := r["retrieved"]) is int
+        and 0 <= retrieved <= facts <= MAX_COUNT
         and (r["hit"] is None or type(r["hit"]) is bool)
         and ((recall := r["recall"]) is None or (type(recall) is float and 0.0 <= recall <= 1.0))
         and (a["pass"] is None or type(a["pass"]) is bool)
-        and _is_count(runs := a["runs"])
-        and _is_count(passes := a["passes"])
-        and passes <= runs
+        and type(runs := a["runs"]) is int
+        and type(passes := a["passes"]) is int
+        and 0 <= passes <= runs <= MAX_COUNT
         and type(problems := a["problems"]) is list
-        and all(type(p) is str for p in problems)
+        and (not problems or all(type(p) is str for p in problems))
         and type(c["errored"]) is bool
         and (c["cause"] is None or type(c["cause"]) is str)
         and _are_rates(metrics := c["metrics"], _METRIC_SET)
@@ -460,10 +489,6 @@ def _case(c: Any, i: int, what: str, where: str) -> BaselineCase:
 
 def _float(value: float | None) -> float | None:
     return None if value is None else float(value)
-
-
-def _is_count(value: Any) -> bool:
-    return type(value) is int and 0 <= value <= MAX_COUNT
 
 
 def _are_rates(values: Any, names: frozenset[str]) -> bool:

@@ -135,7 +135,7 @@ class ResponseCache:
         """Turn the cache off for this run with one warning (or raise, when required)."""
         if self.required:
             if newer:
-                fix = "upgrade ragrail" if "newer" in str(reason) else "clear or remove it"
+                fix = "upgrade ragrail" if "newer" in str(reason) else "remove it (it is rebuilt)"
                 raise InputError(f"the response cache was {reason}: {fix}", str(self.path))
             raise CacheUnavailable(f"cannot use the response cache {self.path}: {reason}")
         if self.disabled is None:

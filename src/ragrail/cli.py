@@ -654,12 +654,36 @@ def sweep(
         cfg.name, golden, base, words, ks, names, answerer, options, min_scores=thresholds
     )
     click.echo(sweep_table(rows, thresholds=min_scores is not None))
-    json_path = json_path or project.state_dir / "sweep.json"
-    csv_path = csv_path or project.state_dir / "sweep.csv"
-    atomic_write_text(json_path, to_json(rows), "--json table")
-    atomic_write_text(csv_path, to_csv(rows), "--csv table")
-    click.echo(f"Wrote {json_path} and {csv_path}")
+    written = []
+    for given, default, what, text in (
+        (json_path, "sweep.json", "--json table", to_json(rows)),
+        (csv_path, "sweep.csv", "--csv table", to_csv(rows)),
+    ):
+        if given is not None:  # checked before the sweep: a failure now is the disk's
+            atomic_write_text(given, text, what)
+            written.append(str(given))
+        elif _write_state_copy(project.state_dir / default, text, what):
+            written.append(str(project.state_dir / default))
+    if written:
+        click.echo(f"Wrote {' and '.join(written)}")
     return EXIT_OK
+
+
+def _write_state_copy(path: Path, text: str, what: str) -> bool:
+    """Keep a copy of a printed table under the state folder; on a read-only checkout
+    (or an unwritable state folder) one warning instead: the table was printed, and
+    nobody asked for the file (--json/--csv name a path that must be written)."""
+    import warnings
+
+    from ragrail.fileio import atomic_write_text
+
+    try:
+        atomic_write_text(path, text, what.replace("--json", "sweep").replace("--csv", "sweep"))
+    except InputError as exc:
+        flag = what.split()[0]
+        warnings.warn(f"{exc}; the table was not saved (pass {flag} PATH)", stacklevel=2)
+        return False
+    return True
 
 
 def _plain_opts() -> RunOptions:
@@ -1305,6 +1329,12 @@ def add(
     add_case(path, case)
     click.echo(f"Added {case_id!r} to {path}. Check the labels with `ragrail lint`.")
     return EXIT_OK
+
+
+from ragrail.interop.commands import export_cmd, import_cmd  # noqa: E402  (io helper; core moves it)
+
+cli.add_command(import_cmd, "import")
+cli.add_command(export_cmd, "export")
 
 
 # ---------------------------------------------------------------- entry point

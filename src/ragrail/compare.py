@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from ragrail.baseline import rounded
 from ragrail.results import CaseResult, RunResult
 from ragrail.stats import McNemar, mcnemar_exact
 
@@ -140,6 +141,8 @@ def config_changes(before: BaselineRun, after: RunResult) -> list[str]:
 def _retrieval_change(old: BaselineCaseLike, new: CaseResult) -> Change | None:
     if old.retrieval_recall is None or new.retrieval_recall is None:
         return None
+    if new.retrieval_recall == old.retrieval_recall:
+        return None
     # both sides as a baseline file keeps them (six significant digits): a saved 2/3
     # is the same recall as this run's 2/3, and a last-bit difference is no change
     old_recall, new_recall = _rounded(old.retrieval_recall), _rounded(new.retrieval_recall)
@@ -167,8 +170,6 @@ def fisher_one_sided(better_pass: int, better_runs: int, worse_pass: int, worse_
 
 
 def _rounded(value: float) -> float:
-    from ragrail.baseline import rounded
-
     try:
         return rounded(value)
     except ValueError:  # NaN or infinity: never in a loaded run, compared as it is

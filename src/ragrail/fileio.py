@@ -107,6 +107,50 @@ def special_kind(path: Path) -> str | None:
     return None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")  # in a Python str, any surrogate is a lone one
+# a \uD800-\uDFFF escape somewhere: the only way JSON text can carry a lone surrogate
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """``value`` with every lone UTF-16 surrogate in its strings made U+FFFD.
+
+    A model reply or a user's system can hand back ``"\\ud800"``: Python keeps it
+    in a str, but no UTF-8 file (results, baseline, history, cache) can hold it,
+    so saving the run would crash. Text from the system under test is kept, marked.
+    """
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, list):
+        return [scrub_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _lone_surrogate_offset(text: str) -> int | None:
+    """Offset of the first JSON string holding a lone surrogate escape, or None."""
+    escape = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)")
+    for m in _JSON_TOKEN.finditer(text):
+        token = m.group(0)
+        if not token.startswith('"') or not _SURROGATE_ESCAPE.search(token):
+            continue
+        codes = [int(e.group(1), 16) if e.group(1) else None for e in escape.finditer(token)]
+        codes.append(None)
+        i = 0
+        while i < len(codes) - 1:
+            code = codes[i]
+            if code is not None and 0xD800 <= code <= 0xDBFF and (
+                codes[i + 1] is not None and 0xDC00 <= codes[i + 1] <= 0xDFFF  # type: ignore[operator]
+            ):
+                i += 2  # a pair: one character beyond the BMP
+                continue
+            if code is not None and 0xD800 <= code <= 0xDFFF:
+                return m.start()
+            i += 1
+    return None
+
+
 def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
     """Parse strict JSON, reporting a problem as ``file:line:column``.
 
@@ -122,7 +166,7 @@ def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
     text = text.removeprefix(BOM)
     first_line = line or 1
     try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except _DuplicateKey:
         offset, key = _duplicate_key_offset(text)
         column = offset - text.rfind("\n", 0, offset)
@@ -150,6 +194,16 @@ def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
             "hundreds of levels down)",
             f"{path}:{line}" if line is not None else str(path),
         ) from None
+    if _SURROGATE_ESCAPE.search(text):
+        offset = _lone_surrogate_offset(text)
+        if offset is not None:
+            column = offset - text.rfind("\n", 0, offset)
+            raise InputError(
+                f"field {json_path_at(text, offset + 1)!r}: a \\uD800-\\uDFFF escape "
+                "without its pair is not a character (UTF-8 cannot hold it); remove it",
+                f"{path}:{first_line + line_of(text, offset) - 1}:{column}",
+            )
+    return data
 
 
 # A JSON string, a structural character, or a NaN/Infinity literal outside strings.

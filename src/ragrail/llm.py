@@ -261,8 +261,8 @@ class CallLayer:
         self, text: str | None, error: str | None, spent: _Spent, attempts: int, started: float
     ) -> CallResult:
         return CallResult(
-            text=text,
-            error=error,
+            text=self.provider.redact(text),
+            error=self.provider.redact(error),
             input_tokens=spent.input_tokens,
             output_tokens=spent.output_tokens,
             cost_usd=_cost(self.price, spent.input_tokens, spent.output_tokens),

@@ -25,7 +25,7 @@ WORKFLOW = Path(".github") / "workflows" / "evals.yml"
 STATE_DIR = ".ragrail"
 # Everything in .ragrail/ (history, cache, the .gitignore itself) is machine-local state.
 STATE_GITIGNORE = "*\n"
-_SPEC_MARK = "@RAGRAIL_SPEC@"
+_SPEC_MARK = '"@RAGRAIL_SPEC@"'  # quoted, so the template itself is valid YAML
 _ORIGIN_MARK = "@RAGRAIL_SPEC_ORIGIN@"
 _VERSION_MARK = "@RAGRAIL_VERSION@"
 
@@ -196,7 +196,7 @@ def copy_example(name: str, dest: Path, source: InstallSource | None = None) -> 
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise InputError("already exists and is not an empty folder; choose a new one", str(dest))
     # a bundled example's own state (a demo run inside the package) is not part of it
-    ignore = shutil.ignore_patterns("__pycache__", "evals.yml", STATE_DIR)
+    ignore = shutil.ignore_patterns("__pycache__", STATE_DIR)
     shutil.copytree(example, dest, dirs_exist_ok=True, ignore=ignore)
     source = source or installed_source()
     atomic_write_text(dest / WORKFLOW, workflow_text(source), "workflow")

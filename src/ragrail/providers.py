@@ -89,6 +89,20 @@ class Provider:
     def _make_client(self) -> Any:
         raise NotImplementedError
 
+    def secrets(self) -> tuple[str, ...]:
+        """Values that must never reach a result, a cache row or the screen (API keys)."""
+        return ()
+
+    def redact(self, text: str | None) -> str | None:
+        """``text`` with every secret replaced: a hostile or misconfigured server can
+        echo the key back in a reply or an error message."""
+        if not text:
+            return text
+        for secret in self.secrets():
+            if len(secret) >= 8 and secret in text:  # a short value would blot out words
+                text = text.replace(secret, "[redacted]")
+        return text
+
     @property
     def client(self) -> Any:
         # Made lazily inside the running event loop: an async HTTP client
@@ -187,11 +201,26 @@ def _messages(prompt: str, followup: Followup | None) -> list[dict[str, str]]:
     return messages
 
 
+MAX_TOKENS_REPORTED = 2**53  # beyond this a count is garbage (and overflows a cost)
+
+
 def _tokens(usage: Any, name: str) -> int | None:
-    """A usage count from a reply, or None when the server left it out."""
+    """A usage count from a reply, or None when the server left it out or sent one
+    that cannot be a count (negative, not whole, absurdly large): unknown, not 0."""
     value = getattr(usage, name, None) if usage is not None else None
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    ok = (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and 0 <= value <= MAX_TOKENS_REPORTED
+    )
     return value if ok else None
+
+
+def _completion(text: str, n_in: int | None, n_out: int | None) -> Completion:
+    """A reply's text (lone surrogates made U+FFFD: no file could hold them) and usage."""
+    from ragrail.fileio import scrub_surrogates
+
+    return Completion(scrub_surrogates(text), n_in, n_out)
 
 
 def _api_key(provider: str, setting: str = "") -> str:
@@ -235,6 +264,9 @@ class AnthropicProvider(Provider):
         self._key = _api_key("anthropic", setting)  # a missing key fails before any work
         super().__init__(model, _base_url("anthropic", base_url, setting), timeout)
 
+    def secrets(self) -> tuple[str, ...]:
+        return (self._key,)
+
     def _accepts(self, name: str) -> bool:
         import inspect
 
@@ -276,7 +308,7 @@ class AnthropicProvider(Provider):
         text = "".join(t for t in (getattr(b, "text", None) for b in blocks) if isinstance(t, str))
         if not text.strip():
             raise ReplyError(EMPTY_REPLY, n_in, n_out)
-        return Completion(text, n_in, n_out)
+        return _completion(text, n_in, n_out)
 
 
 class OpenAIProvider(Provider):
@@ -287,6 +319,9 @@ class OpenAIProvider(Provider):
     ) -> None:
         self._key = _api_key("openai", setting)
         super().__init__(model, _base_url("openai", base_url, setting), timeout)
+
+    def secrets(self) -> tuple[str, ...]:
+        return (self._key,)
         self.json_mode_ok = True  # until the server refuses response_format once
 
     def _make_client(self) -> Any:
@@ -346,7 +381,7 @@ def _openai_completion(resp: Any) -> Completion:
         )
     if not isinstance(content, str) or not content.strip():
         raise ReplyError(EMPTY_REPLY, n_in, n_out)
-    return Completion(content, n_in, n_out)
+    return _completion(content, n_in, n_out)
 
 
 def make_provider(
@@ -382,11 +417,17 @@ class EndpointProvider(Provider):
         body: dict[str, Any],
         question_field: str,
         timeout: float,
+        secrets: tuple[str, ...] = (),
     ) -> None:
+        """``secrets``: the header values taken from the environment (``${VAR}``)."""
         super().__init__(model="endpoint", base_url=url, timeout=timeout)
         self._headers = headers  # may hold secrets from the environment: never logged or stored
         self._body = body
         self._question_field = question_field
+        self._secrets = tuple(secrets)
+
+    def secrets(self) -> tuple[str, ...]:
+        return self._secrets
 
     def _make_client(self) -> Any:
         import httpx

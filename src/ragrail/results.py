@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -17,6 +17,9 @@ from ragrail import __version__
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import atomic_write_text, load_json, parse_json
 from ragrail.scoring.matching import FactField
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCHEMA_VERSION = 1
 BASELINE_FORMAT = "ragrail-baseline"  # the compact baseline (ragrail.baseline), not a run
@@ -192,7 +195,9 @@ class CaseResult(_Model):
     def errored(self) -> bool:
         # not via all_samples(): building a Sample per call made large compares slow
         t = self.trace
-        return t.error is not None or any(s.error is not None for s in t.samples)
+        if t.error is not None:
+            return True
+        return bool(t.samples) and any(s.error is not None for s in t.samples)
 
     @property
     def answer_pass_rate(self) -> float | None:
@@ -289,6 +294,14 @@ class RunResult(_Model):
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2) + "\n"
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per question, indexed by case id: its verdicts, scores, cause, answer
+        and retrieved chunk ids (see :mod:`ragrail.frames`). Needs pandas (``pip install
+        pandas``, or the ``ragrail[pandas]`` extra)."""
+        from ragrail.frames import run_frame
+
+        return run_frame(self)
 
     def save(self, path: Path, what: str = "results") -> None:
         """Write the run atomically. The new file is read back with the loader that

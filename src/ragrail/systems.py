@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragrail.errors import InputError
-from ragrail.fileio import BOM, parse_json, read_text
+from ragrail.fileio import BOM, parse_json, read_text, scrub_surrogates
 from ragrail.golden import Case
 from ragrail.results import RetrievedChunk, Trace
 
@@ -82,7 +82,9 @@ def parse_output(data: object, target: str) -> OutputRecord:
             "'answer' and 'contexts' ([{id, source, text, score}])"
         )
     try:
-        return OutputRecord.model_validate(data)
+        # a lone surrogate (from a "\\ud800" in a reply) is kept as U+FFFD: as such
+        # it could never be saved in the results, the history or a baseline
+        return OutputRecord.model_validate(scrub_surrogates(data))
     except ValidationError as exc:
         raise InputError(f"{target} returned an invalid {_invalid_field(exc)}") from None
 
@@ -498,8 +500,11 @@ class HttpSystem:
             raise InputError(f"system.url {problem}")
         self.cfg = cfg
         headers = {k: expand_env(v, k) for k, v in cfg.headers.items()}
+        from_env = tuple(
+            os.environ[m.group(1)] for v in cfg.headers.values() for m in _ENV.finditer(v)
+        )
         self.provider = EndpointProvider(
-            cfg.url, headers, cfg.body, cfg.question_field, cfg.timeout
+            cfg.url, headers, cfg.body, cfg.question_field, cfg.timeout, from_env
         )
 
     @property

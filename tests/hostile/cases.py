@@ -59,9 +59,15 @@ def edit_golden(change: Callable[[list[dict]], object]) -> Setup:
     return setup
 
 
+# A baseline as ragrail wrote it before baselines were compact: a whole saved run.
+WHOLE_RUN_BASELINE = Path(__file__).parent.parent / "data" / "baselines" / "kitebase-v1.json"
+
+
 def edit_baseline(change: Callable[[dict], object]) -> Setup:
+    """Replace baseline.json with an old-style one (a whole saved run), edited."""
+
     def setup(p: Path) -> None:
-        data = json.loads((p / "baseline.json").read_text(encoding="utf-8"))
+        data = json.loads(WHOLE_RUN_BASELINE.read_text(encoding="utf-8"))
         out = change(data)
         (p / "baseline.json").write_text(
             json.dumps(data if out is None else out, allow_nan=True), encoding="utf-8"
@@ -127,6 +133,41 @@ def first_case(change: Callable[[dict], None]) -> Setup:
         change(data["cases"][0])
 
     return edit_baseline(edit)
+
+
+def edit_compact(change: Callable[[dict], object]) -> Setup:
+    """Edit the project's own (compact) baseline.json."""
+
+    def setup(p: Path) -> None:
+        data = json.loads((p / "baseline.json").read_text(encoding="utf-8"))
+        assert data["format"] == "ragrail-baseline", "the template's baseline is not compact"
+        out = change(data)
+        (p / "baseline.json").write_text(
+            json.dumps(data if out is None else out, allow_nan=True, indent=2), encoding="utf-8"
+        )
+
+    return setup
+
+
+def compact_case(part: str | None, **fields: object) -> Setup:
+    """Set fields of the compact baseline's first case (``part``: its retrieval or answer)."""
+
+    def edit(data: dict) -> None:
+        case = data["cases"][0]
+        (case if part is None else case[part]).update(fields)
+
+    return edit_compact(edit)
+
+
+def baseline_text(old: str, new: str) -> Setup:
+    """Replace the first ``old`` in the project's baseline.json by ``new``, as text."""
+
+    def setup(p: Path) -> None:
+        text = (p / "baseline.json").read_text(encoding="utf-8")
+        assert old in text, old
+        (p / "baseline.json").write_text(text.replace(old, new, 1), encoding="utf-8")
+
+    return setup
 
 
 def outputs_line(i: int, text: str) -> Setup:
@@ -356,10 +397,44 @@ CASES: list[Hostile] = [
     Hostile("baseline-passes-above-runs", USAGE, first_case(lambda c: c.update(answer_passes=5, answer_runs=1)), says="answer_passes"),
     Hostile("baseline-negative-runs", USAGE, first_case(lambda c: c.update(answer_runs=-1)), says="answer_runs"),
     Hostile("baseline-case-not-object", USAGE, edit_baseline(lambda d: d["cases"].__setitem__(0, 7)), says="baseline.json"),
-    Hostile("baseline-cases-missing", USAGE, edit_baseline(lambda d: d.pop("cases")), says="cases"),
+    Hostile("baseline-cases-missing", USAGE, edit_baseline(lambda d: d.__delitem__("cases")), says="'cases' is missing"),
     Hostile("baseline-duplicate-case-ids", USAGE, edit_baseline(lambda d: d["cases"].append(d["cases"][0])), says="no-recovery-email"),
     Hostile("baseline-future-version", USAGE, edit_baseline(lambda d: d.update(schema_version=999)), says="schema_version"),
     Hostile("baseline-totals-nan", USAGE, edit_baseline(lambda d: d["totals"].update(hit_rate=float("nan"))), says="baseline.json"),
+    Hostile("baseline-whole-run-compares-ok", OK, edit_baseline(lambda d: None)),
+    Hostile("baseline-whole-run-regression", REGRESSION, edit_baseline(lambda d: None), args=("run", "--top-k", "1")),
+    Hostile("baseline-whole-run-resave-compact-ok", OK, edit_baseline(lambda d: None), args=("run", "--save-baseline")),
+    # --- the compact baseline (format "ragrail-baseline", version 2), hand-edited
+    Hostile("baseline-compact-recall-nan", USAGE, compact_case("retrieval", recall=float("nan")), says="cases.0.retrieval.recall"),
+    Hostile("baseline-compact-recall-inf", USAGE, compact_case("retrieval", recall=float("inf")), says="cases.0.retrieval.recall"),
+    Hostile("baseline-compact-recall-huge", USAGE, baseline_text('"recall": 1.0', '"recall": 1e400'), says="retrieval.recall"),
+    Hostile("baseline-compact-recall-above-one", USAGE, compact_case("retrieval", recall=1.5), says="retrieval.recall"),
+    Hostile("baseline-compact-recall-negative", USAGE, compact_case("retrieval", recall=-0.5), says="retrieval.recall"),
+    Hostile("baseline-compact-recall-string", USAGE, compact_case("retrieval", recall="high"), says="retrieval.recall"),
+    Hostile("baseline-compact-hit-string", USAGE, compact_case("retrieval", hit="yes"), says="retrieval.hit"),
+    Hostile("baseline-compact-retrieved-above-facts", USAGE, compact_case("retrieval", retrieved=5), says="retrieval.retrieved"),
+    Hostile("baseline-compact-passes-above-runs", USAGE, compact_case("answer", passes=5, runs=1), says="answer.passes"),
+    Hostile("baseline-compact-negative-runs", USAGE, compact_case("answer", runs=-1), says="answer.runs"),
+    Hostile("baseline-compact-huge-runs", USAGE, compact_case("answer", runs=10**400), says="answer.runs"),
+    Hostile("baseline-compact-problems-not-strings", USAGE, compact_case("answer", problems=[1]), says="answer.problems"),
+    Hostile("baseline-compact-errored-string", USAGE, compact_case(None, errored="no"), says="cases.0.errored"),
+    Hostile("baseline-compact-metric-above-one", USAGE, edit_compact(lambda d: d["cases"][0]["metrics"].update(context_precision=2.0)), says="metrics.context_precision"),
+    Hostile("baseline-compact-metric-nan", USAGE, edit_compact(lambda d: d["cases"][0]["metrics"].update(correctness=float("nan"))), says="metrics.correctness"),
+    Hostile("baseline-compact-unknown-metric", USAGE, edit_compact(lambda d: d["cases"][0]["metrics"].update(bonus=0.5)), says="metrics.bonus"),
+    Hostile("baseline-compact-unknown-case-field", USAGE, compact_case(None, trace={}), says="cases.0.trace"),
+    Hostile("baseline-compact-missing-answer", USAGE, edit_compact(lambda d: d["cases"][0].__delitem__("answer")), says="'cases.0.answer' (case 'no-recovery-email') is missing"),
+    Hostile("baseline-compact-case-not-object", USAGE, edit_compact(lambda d: d["cases"].__setitem__(0, 7)), says="cases.0"),
+    Hostile("baseline-compact-cases-missing", USAGE, edit_compact(lambda d: d.__delitem__("cases")), says="'cases' is missing"),
+    Hostile("baseline-compact-duplicate-case-ids", USAGE, edit_compact(lambda d: d["cases"].append(d["cases"][0])), says="no-recovery-email"),
+    Hostile("baseline-compact-future-version", USAGE, edit_compact(lambda d: d.update(version=3)), says="version 3"),
+    Hostile("baseline-compact-version-string", USAGE, edit_compact(lambda d: d.update(version="2")), says="version"),
+    Hostile("baseline-compact-totals-nan", USAGE, edit_compact(lambda d: d["totals"].update(hit_rate=float("nan"))), says="totals.hit_rate"),
+    Hostile("baseline-compact-totals-above-one", USAGE, edit_compact(lambda d: d["totals"].update(recall=1.5)), says="totals.recall"),
+    Hostile("baseline-compact-config-top-k-zero", USAGE, edit_compact(lambda d: d["config"].update(top_k=0)), says="config.top_k"),
+    Hostile("baseline-compact-bad-fingerprint", USAGE, edit_compact(lambda d: d["fingerprints"].update(docs="md5:x")), says="fingerprints.docs"),
+    Hostile("baseline-compact-unknown-top-field", USAGE, edit_compact(lambda d: d.update(created_at="2026-01-01")), says="created_at"),
+    Hostile("baseline-compact-integer-rates-ok", OK, compact_case("retrieval", recall=1)),
+    Hostile("baseline-compact-read-as-results", USAGE, args=("report", "--from-json", "baseline.json", "-o", "r.html"), says="compact baseline"),
     Hostile("baseline-dangling-symlink-save-ok", OK, both(lambda p: (p / "baseline.json").unlink(), symlink("baseline.json", "kept/base.json"), mkdir("kept")), args=("run", "--save-baseline")),
     # --- documents
     Hostile("docs-binary-file", USAGE, write("docs/logo.md", b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe"), says="logo.md"),

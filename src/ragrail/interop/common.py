@@ -1,9 +1,7 @@
-"""What every importer reads a file into, and how that becomes ragrail's files.
+"""How what an importer read becomes ragrail's files.
 
-An importer turns another tool's file into :class:`RawCase` records, as the tool
-wrote them: the question, the answer and the retrieved passages (when it holds
-a run), the reference answer and reference passages (when it holds labels).
-This module then
+An importer (:mod:`ragrail.interop.rows` has the pieces) reads another tool's
+file into raw cases. This module then
 
 - gives each case an id (the tool's own, else a slug of its name or question);
 - labels it for the golden set: ``sources`` are the documents its reference
@@ -13,8 +11,9 @@ This module then
   A longer reference answer is a sentence, not a fact: the case gets no facts,
   and the report says so. A case that cannot be labelled is left out and
   named, never written as an "I don't know" case;
-- writes the golden set and the outputs file (``[system] kind = "outputs"``),
-  each checked by reading it back before it replaces anything.
+- writes the golden set and the outputs file (``[system] kind = "outputs"``)
+  as text, which the command checks by reading it back before it replaces
+  anything.
 """
 
 from __future__ import annotations
@@ -30,355 +29,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragrail.errors import InputError
-from ragrail.fileio import BOM, json_array_items, parse_json, read_text
 from ragrail.golden import Case
 from ragrail.interop.placing import Placer, Tally
+from ragrail.interop.rows import RawCase, RawImport, one_of
 from ragrail.scoring.matching import parse_fact, slug
 
 SHORT_REFERENCE_WORDS = 8  # a reference answer this short, found verbatim, is a fact
 ID_WORDS = 6  # words of a question or name that make a case id
-CSV_MAX_CELL = 10 * 1024 * 1024
-
-
-@dataclass
-class RawContext:
-    """A passage as the tool recorded it."""
-
-    text: str
-    id: str | None = None
-    score: float | None = None
-    hint: str | None = None  # a document name the tool recorded (file name, URL)
-
-
-@dataclass
-class RawCase:
-    """One question as the tool recorded it; ``where`` is its ``file:line``."""
-
-    where: str
-    question: str
-    id: str | None = None  # the tool's own id or name
-    name: str | None = None  # a description to make an id from
-    answer: str | None = None
-    error: str | None = None
-    contexts: list[RawContext] | None = None  # retrieved, in rank order; None: no run
-    references: list[str] = field(default_factory=list)  # reference answers (alternatives)
-    reference_contexts: list[RawContext] = field(default_factory=list)
-    facts: list[Any] = field(default_factory=list)  # in golden-set form
-    checks: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def has_output(self) -> bool:
-        return self.answer is not None or self.contexts is not None or self.error is not None
-
-    @property
-    def has_labels(self) -> bool:
-        return bool(self.references or self.reference_contexts or self.facts)
-
-
-@dataclass
-class RawImport:
-    path: Path
-    label: str  # what the file is: "RAGAS EvaluationDataset (JSON Lines)"
-    cases: list[RawCase]
-    notes: list[str] = field(default_factory=list)  # what was read but not imported
-    labels: bool = True  # whether the format can hold labels at all
-    outputs: bool = True  # whether it can hold answers and passages
-
-
-# ---------------------------------------------------------------- reading files
-
-
-def read_items(path: Path, what: str, list_keys: Sequence[str] = ()) -> list[tuple[Any, str]]:
-    """The records of a JSON Lines, JSON or CSV file, each with its ``file:line``.
-
-    JSON may be an array of records or an object holding one under one of
-    ``list_keys`` (``{"testCases": [...]}``). A CSV row is a dict of its cells by
-    header; an empty cell is missing.
-    """
-    text = read_text(path, what).removeprefix(BOM)
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        return [
-            (parse_json(line, path, line=n), f"{path}:{n}")
-            for n, line in enumerate(text.split("\n"), start=1)
-            if line.strip()
-        ]
-    if suffix == ".json":
-        items = json_array_items(text, path)
-        if items is not None:
-            return [(item, f"{path}:{line}") for item, line in items]
-        data = parse_json(text, path)
-        for key in list_keys:
-            found = lookup(data, key) if isinstance(data, dict) else None
-            if isinstance(found, list):
-                return [(item, f"{path}: {key}.{i}") for i, item in enumerate(found)]
-        keys = f" (or an object with {' or '.join(map(repr, list_keys))})" if list_keys else ""
-        raise InputError(f"expected a JSON array of records{keys}", str(path))
-    if suffix == ".csv":
-        return csv_items(text, path)
-    if suffix == ".parquet":
-        raise InputError(
-            "Parquet cannot be read here; write the dataset as JSON Lines "
-            '(Dataset.to_json("data.jsonl")) or CSV and import that',
-            str(path),
-        )
-    raise InputError(
-        f"unknown file type {path.suffix or '(no extension)'!r}; use .jsonl, .json or .csv",
-        str(path),
-    )
-
-
-def csv_items(text: str, path: Path) -> list[tuple[Any, str]]:
-    """Rows of a CSV file as dicts by header, strictly parsed (an unterminated quote or
-    a row longer than the header is an error naming its line)."""
-    if csv.field_size_limit() < CSV_MAX_CELL:
-        csv.field_size_limit(CSV_MAX_CELL)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    start = 1
-    try:
-        header = next(reader, None)
-        if not header:
-            raise InputError("the CSV file is empty (no header)", str(path))
-        names = [h.strip() for h in header]
-        rows = []
-        start = reader.line_num + 1
-        for row in reader:
-            if any(cell.strip() for cell in row):
-                if len(row) > len(names):
-                    raise InputError(
-                        f"CSV row has {len(row)} fields but the header has {len(names)}",
-                        f"{path}:{start}",
-                    )
-                cells = {n: v for n, v in zip(names, row, strict=False) if v != ""}
-                rows.append((cells, f"{path}:{start}"))
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        raise InputError(f"invalid CSV: {exc}", f"{path}:{start}") from None
-    return rows
-
-
-def lookup(item: dict[str, Any], key: str) -> Any:
-    """``item[key]``, or a dotted path into nested objects (``answers.text``)."""
-    if key in item:
-        return item[key]
-    value: Any = item
-    for part in key.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
-def first_present(item: dict[str, Any], keys: Iterable[str]) -> tuple[str | None, Any]:
-    """The first of ``keys`` the record has a value for, and the value."""
-    for key in keys:
-        value = lookup(item, key)
-        if value is not None and value != "":
-            return key, value
-    return None, None
-
-
-def as_text(value: Any, key: str, where: str) -> str | None:
-    """A text field: a string (a number is written as text), or None when absent."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
-    raise InputError(f"field {key!r} must be text, not {_kind(value)}", where)
-
-
-def as_text_list(value: Any, key: str, where: str, delimiter: str | None = None) -> list[str]:
-    """A list of texts: a JSON list, or a cell holding one (JSON, or Python's or numpy's
-    printed form, as ``to_csv`` writes lists), or one text (split at ``delimiter``)."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return list_cell(value, delimiter)
-    if not isinstance(value, list):
-        raise InputError(f"field {key!r} must be a list of texts, not {_kind(value)}", where)
-    out = []
-    for i, item in enumerate(value):
-        text = as_text(item, f"{key}.{i}", where)
-        if text is not None:
-            out.append(text)
-    return out
-
-
-def _kind(value: Any) -> str:
-    return {dict: "an object", list: "a list", bool: "true/false"}.get(type(value), "null")
-
-
-def list_cell(cell: str, delimiter: str | None = None) -> list[str]:
-    """The texts in one CSV cell. ``["a", "b"]`` (JSON), ``['a', 'b']`` (Python's
-    ``str`` of a list: RAGAS's ``to_csv``) and ``['a' 'b']`` (numpy's: Hugging Face
-    ``Dataset.to_csv``) are lists; any other text is one item, or several split at
-    ``delimiter`` (DeepEval joins lists with ``|``)."""
-    stripped = cell.strip()
-    if not stripped:
-        return []
-    if stripped.startswith("["):
-        try:
-            value = json.loads(stripped)
-        except ValueError:
-            value = None
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return value
-        strings = python_strings(stripped)
-        if strings is not None:
-            return strings
-    if delimiter:
-        return [part for part in cell.split(delimiter) if part.strip()]
-    return [cell]
-
-
-def python_strings(text: str, after_key: str | None = None) -> list[str] | None:
-    """The string literals of a printed Python list (``['a', "b's"]``) or numpy array
-    (``['a' 'b']``, line-wrapped); None when ``text`` is not one. With ``after_key``,
-    the strings of the list that follows that key in a printed dict
-    (``{'text': array(['x', 'y'], dtype=object), ...}``)."""
-    import ast
-    import tokenize
-
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return None
-    out: list[str] = []
-    if after_key is not None:
-        tokens = _tokens_after_key(tokens, after_key)
-        if tokens is None:
-            return None
-    skip = {tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
-    for tok in tokens:
-        if tok.type == tokenize.STRING:
-            try:
-                value = ast.literal_eval(tok.string)
-            except (ValueError, SyntaxError):
-                return None
-            if not isinstance(value, str):
-                return None
-            out.append(value)
-        elif tok.type == tokenize.OP and tok.string in "[],":
-            continue
-        elif tok.type not in skip:
-            return None
-    return out
-
-
-def _tokens_after_key(tokens: list[Any], key: str) -> list[Any] | None:
-    """The tokens of the bracketed list after ``'key':`` in a printed dict."""
-    import tokenize
-
-    for i, tok in enumerate(tokens[:-1]):
-        if tok.type == tokenize.STRING and tok.string.strip("'\"") == key:
-            start = next((j for j in range(i, len(tokens)) if tokens[j].string == "["), None)
-            if start is None:
-                return None
-            end = next((j for j in range(start, len(tokens)) if tokens[j].string == "]"), None)
-            return tokens[start : end + 1] if end is not None else None
-    return None
-
-
-# ---------------------------------------------------------------- rows with named columns
-
-
-@dataclass(frozen=True)
-class Columns:
-    """Which record fields (or CSV columns) hold what, each a list of names to try."""
-
-    question: tuple[str, ...]
-    id: tuple[str, ...] = ()
-    answer: tuple[str, ...] = ()
-    contexts: tuple[str, ...] = ()
-    reference: tuple[str, ...] = ()
-    reference_contexts: tuple[str, ...] = ()
-    facts: tuple[str, ...] = ()  # every item a fact the answer needs
-    answers: tuple[str, ...] = ()  # alternatives of one answer (SQuAD ``answers``)
-
-    FIELDS = (
-        "question",
-        "id",
-        "answer",
-        "contexts",
-        "reference",
-        "reference_contexts",
-        "facts",
-        "answers",
-    )
-
-    def remapped(self, mapping: dict[str, str]) -> Columns:
-        """These columns with ``mapping`` (field -> column) taking the place of the
-        guesses; a field mapped to ``""`` is not read."""
-        from dataclasses import replace
-
-        return replace(self, **{k: (v,) if v else () for k, v in mapping.items()})
-
-
-def rows_to_cases(items: Iterable[tuple[Any, str]], columns: Columns) -> list[RawCase]:
-    """Records with named fields (RAGAS, Hugging Face datasets) as cases."""
-    cases = []
-    for item, where in items:
-        if not isinstance(item, dict):
-            raise InputError(f"each record must be an object, not {_kind(item)}", where)
-        key, value = first_present(item, columns.question)
-        if key is None:
-            names = " or ".join(repr(c) for c in columns.question)
-            raise InputError(f"no question: the record has no {names} field", where)
-        if isinstance(value, list):
-            raise InputError(
-                f"field {key!r} is a list of messages (a multi-turn sample); ragrail "
-                "imports single questions",
-                where,
-            )
-        question = as_text(value, key, where) or ""
-        if not question.strip():
-            raise InputError(f"field {key!r} is empty", where)
-        case = RawCase(where=where, question=question)
-        key, value = first_present(item, columns.id)
-        case.id = as_text(value, key or "id", where)
-        key, value = first_present(item, columns.answer)
-        case.answer = as_text(value, key or "answer", where)
-        key, value = first_present(item, columns.contexts)
-        if key is not None:
-            texts = as_text_list(value, key, where)
-            case.contexts = [RawContext(text=t) for t in texts]
-        key, value = first_present(item, columns.reference)
-        case.references = [r for r in as_text_list(value, key or "", where) if r.strip()]
-        key, value = first_present(item, columns.reference_contexts)
-        case.reference_contexts = [RawContext(text=t) for t in as_text_list(value, key or "", where)]
-        key, value = first_present(item, columns.facts)
-        case.facts = [f for f in as_text_list(value, key or "", where) if f.strip()]
-        key, value = first_present(item, columns.answers)
-        if key is not None:
-            alternatives = answer_texts(value, key, where)
-            if alternatives:
-                case.facts.append(one_of(alternatives))
-        cases.append(case)
-    return cases
-
-
-def answer_texts(value: Any, key: str, where: str) -> list[str]:
-    """The texts of a SQuAD-style answers field: ``{"text": [...], "answer_start":
-    [...]}``, its printed form in a CSV cell, a list of texts or one text."""
-    if isinstance(value, dict):
-        return as_text_list(value.get("text"), f"{key}.text", where)
-    if isinstance(value, str) and value.strip().startswith("{"):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict):
-            return as_text_list(parsed.get("text"), f"{key}.text", where)
-        return python_strings(value, after_key="text") or []
-    return as_text_list(value, key, where)
-
-
-def one_of(alternatives: Sequence[str]) -> str | dict[str, list[str]]:
-    """One fact from alternatives: the text itself when they are all the same."""
-    unique = list(dict.fromkeys(a.strip() for a in alternatives if a.strip()))
-    return unique[0] if len(unique) == 1 else {"any": unique}
+SHOWN = 5  # unplaced contexts and skipped cases listed by place; the rest counted
 
 
 # ---------------------------------------------------------------- ids
@@ -392,14 +50,17 @@ def assign_ids(cases: Sequence[RawCase]) -> list[str]:
     for i, case in enumerate(cases):
         if case.id is not None and case.id.strip():
             if case.id in first:
-                raise InputError(f"id {case.id!r} is given twice (first at {first[case.id]})", case.where)
+                raise InputError(
+                    f"id {case.id!r} is given twice (first at {first[case.id]})", case.where
+                )
             first[case.id] = case.where
             ids[i] = case.id
     used = set(first)
     for i, case in enumerate(cases):
         if ids[i] is None:
-            base = slug(" ".join((case.name or case.question).split()[:ID_WORDS]))[:60]
-            base = base.strip("-.") or "case"
+            text = " ".join((case.name or case.question).split()[:ID_WORDS])
+            base = slug(text)[:60].strip("-.") if any(ch.isalnum() for ch in text) else ""
+            base = base or "case"
             candidate, n = base, 2
             while candidate in used:
                 candidate, n = f"{base}-{n}", n + 1
@@ -418,7 +79,9 @@ class GoldenBuild:
     from_reference: int = 0  # cases whose fact is their short reference answer
     without_facts: list[str] = field(default_factory=list)  # ids of answerable cases
     abstain: int = 0  # cases whose reference answer says the documents do not cover it
-    sources_from_facts: int = 0  # cases whose sources are where their facts are
+    sources_from_facts: list[str] = field(default_factory=list)  # ids: sources where facts are
+    several_sources: list[str] = field(default_factory=list)  # ...of them, in several documents
+    facts_not_found: list[str] = field(default_factory=list)  # "id: fact" not in its sources
 
 
 def short_reference(text: str) -> str | None:
@@ -427,65 +90,96 @@ def short_reference(text: str) -> str | None:
     text = text.strip()
     if text.endswith(".") and not text.endswith(".."):
         text = text[:-1].rstrip()
-    if not text or len(text.split()) > SHORT_REFERENCE_WORDS:
+    if not any(ch.isalnum() for ch in text) or len(text.split()) > SHORT_REFERENCE_WORDS:
         return None
     return text
 
 
+@dataclass
+class Labels:
+    """What one case could be labelled with, and how."""
+
+    sources: list[str]
+    facts: list[Any]  # Facts
+    from_reference: bool = False  # the fact is the short reference answer
+    from_facts: bool = False  # the sources are where the facts are
+
+
+def label(case: RawCase, placer: Placer) -> Labels:
+    """A case's sources (where its reference contexts are, else where its facts are) and
+    facts (the tool's own, else its reference answer when that is a few words found in a
+    source); either may come back empty."""
+    facts = _parse_facts(case.facts, case.where)
+    sources = _unique(
+        p.source
+        for i, ctx in enumerate(case.reference_contexts, start=1)
+        if (p := placer.place(ctx.text, ctx.hint, f"{case.where} (reference context {i})"))
+    )
+    out = Labels(sources=sources, facts=facts)
+    if not out.sources and facts:
+        out.sources = _where_facts_are(facts, placer)
+        out.from_facts = bool(out.sources)
+    shorts = [s for r in case.references if (s := short_reference(r)) is not None]
+    where = set(out.sources or placer.names)
+    found = [s for s in shorts if set(placer.documents_with(s)) & where] if not facts else []
+    if found:
+        out.facts = _parse_facts([one_of(found)], case.where)
+        out.from_reference = True
+        if not out.sources:
+            out.sources = _where_facts_are(out.facts, placer)
+            out.from_facts = True
+    return out
+
+
 def build_golden(raw: RawImport, ids: Sequence[str], placer: Placer) -> GoldenBuild:
-    """Label every case that can be labelled (see the module docstring)."""
+    """Label every case that can be labelled (see the module docstring), counting how."""
     from ragrail.scoring.answers import abstains
 
     out = GoldenBuild()
     for case, case_id in zip(raw.cases, ids, strict=True):
-        facts = _parse_facts(case.facts, case.where)
-        sources = _unique(
-            p.source
-            for i, ctx in enumerate(case.reference_contexts, start=1)
-            if (p := placer.place(ctx.text, ctx.hint, f"{case.where} (reference context {i})"))
-        )
-        shorts = [s for r in case.references if (s := short_reference(r)) is not None]
-        if not sources and facts:
-            sources = _where_facts_are(facts, placer)
-            out.sources_from_facts += bool(sources)
-        if not facts and shorts:
-            found = [s for s in shorts if set(placer.documents_with(s)) & set(sources or placer.names)]
-            if found:
-                facts = _parse_facts([one_of(found)], case.where)
-                if not sources:
-                    sources = _where_facts_are(facts, placer)
-                    out.sources_from_facts += 1
-                out.from_reference += 1
-        if not sources:
-            if case.references and all(abstains(r) for r in case.references):
-                facts = []
-                out.abstain += 1
-            else:
-                reason = (
-                    "no reference context or fact of it was found in the documents"
-                    if case.has_labels
-                    else "it has no reference answer, context or fact to label it with"
-                )
-                out.skipped.append(f"{case.where}: {case_id}: {reason}")
-                continue
+        labels = label(case, placer)
+        sources, facts = labels.sources, labels.facts
+        out.from_reference += labels.from_reference
+        if labels.from_facts:
+            out.sources_from_facts.append(case_id)
+            if len(sources) > 1:
+                out.several_sources.append(case_id)
+        for fact in facts:
+            if sources and not set(placer.documents_with(fact)) & set(sources):
+                out.facts_not_found.append(f"{case_id}: {fact}")
+        if not sources and case.references and all(abstains(r) for r in case.references):
+            facts = []
+            out.abstain += 1
+        elif not sources:
+            reason = (
+                "no reference context or fact of it was found in the documents"
+                if case.has_labels
+                else "it has no reference answer, context or fact to label it with"
+            )
+            out.skipped.append(f"{case.where}: {case_id}: {reason}")
+            continue
         elif not facts:
             out.without_facts.append(case_id)
-        data: dict[str, Any] = {
-            "id": case_id,
-            "question": case.question,
-            "sources": sources,
-            "facts": [f.raw() for f in facts],
-        }
-        if case.checks:
-            data["checks"] = case.checks
-        try:
-            out.cases.append(Case.model_validate(data))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            at = ".".join(str(p) for p in err["loc"]) or "case"
-            msg = str(err["msg"]).removeprefix("Value error, ")
-            raise InputError(f"case {case_id!r}: {at}: {msg}", case.where) from None
+        out.cases.append(_case(case, case_id, sources, facts))
     return out
+
+
+def _case(case: RawCase, case_id: str, sources: list[str], facts: list[Any]) -> Case:
+    data: dict[str, Any] = {
+        "id": case_id,
+        "question": case.question,
+        "sources": sources,
+        "facts": [f.raw() for f in facts],
+    }
+    if case.checks:
+        data["checks"] = case.checks
+    try:
+        return Case.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        at = ".".join(str(p) for p in err["loc"]) or "case"
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        raise InputError(f"case {case_id!r}: {at}: {msg}", case.where) from None
 
 
 def _parse_facts(facts: Iterable[Any], where: str) -> list[Any]:
@@ -627,3 +321,61 @@ def import_file(
             "the file holds no answers or retrieved contexts for an outputs file", str(raw.path)
         )
     return ImportResult(raw=raw, golden=build, records=records, tally=placer.tally)
+
+
+def summary(
+    result: ImportResult, file: Path, docs: Path, golden: Path | None, outputs: Path | None
+) -> list[str]:
+    """What an import did, for a person: the lines ``ragrail import`` prints."""
+    raw, build, tally = result.raw, result.golden, result.tally
+    out = [f"read {_n(len(raw.cases), 'case')} from {file} ({raw.label})"]
+    if tally.total:
+        out.append(f"{tally.line()} (documents: {docs})")
+        out += _listed("not placed", tally.unplaced)
+    if build is not None and golden is not None:
+        out.append(f"golden set: {_n(len(build.cases), 'case')} written to {golden}")
+        if build.from_reference:
+            out.append(f"  {_n(build.from_reference, 'fact')} taken from short reference answers")
+        if build.without_facts:
+            out.append(
+                f"  {_n(len(build.without_facts), 'case')} without facts (no reference answer "
+                "short enough to be one): add facts by hand, then run `ragrail lint`"
+            )
+        if build.sources_from_facts:
+            several = build.several_sources
+            out.append(
+                f"  sources of {_n(len(build.sources_from_facts), 'case')} are the documents "
+                "holding their facts"
+                + (f"; in several documents: {', '.join(several)} (check them)" if several else "")
+            )
+        if build.facts_not_found:
+            out.append(
+                f"  {_n(len(build.facts_not_found), 'fact')} not found in its case's sources:"
+            )
+            out += _listed("", build.facts_not_found)
+        if build.abstain:
+            out.append(
+                f"  {_n(build.abstain, 'case')} the documents do not cover (the reference says so)"
+            )
+        if build.skipped:
+            out.append(f"  skipped {_n(len(build.skipped), 'case')} that could not be labelled:")
+            out += _listed("", build.skipped)
+    if result.records is not None and outputs is not None:
+        answers = sum(1 for r in result.records if "answer" in r)
+        out.append(
+            f"outputs: {_n(len(result.records), 'record')} ({_n(answers, 'answer')}) "
+            f"written to {outputs}"
+        )
+        out.append(f'  score them: [system] kind = "outputs", path = "{outputs}" in ragrail.toml')
+    return out + [f"note: {note}" for note in raw.notes]
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _listed(label: str, items: list[str]) -> list[str]:
+    """The first few items, one a line, and how many more."""
+    prefix = f"  {label}: " if label else "    "
+    more = [f"{prefix}... and {len(items) - SHOWN} more"] if len(items) > SHOWN else []
+    return [prefix + item for item in items[:SHOWN]] + more

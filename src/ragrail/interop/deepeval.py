@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ragrail.errors import InputError
-from ragrail.interop.common import (
+from ragrail.interop.rows import (
     RawCase,
     RawContext,
     RawImport,
@@ -41,18 +41,22 @@ KINDS = {".jsonl": "JSON Lines", ".json": "JSON", ".csv": "CSV"}
 def read(path: Path) -> RawImport:
     """A DeepEval dataset or test-run file as raw cases."""
     items = read_items(
-        path, "DeepEval file", list_keys=("testCases", "testRunData.testCases", "goldens", "test_cases")
+        path,
+        "DeepEval file",
+        list_keys=("testCases", "testRunData.testCases", "goldens", "test_cases"),
     )
     cases = [_case(item, where) for item, where in items]
     kind = KINDS.get(path.suffix.lower(), path.suffix)
-    return RawImport(path=path, label=f"DeepEval dataset ({kind})", cases=cases)
+    return RawImport(path=path, label=f"DeepEval dataset, {kind}", cases=cases)
 
 
 def _case(item: Any, where: str) -> RawCase:
     if not isinstance(item, dict):
         raise InputError("each golden must be an object", where)
     if "turns" in item or "scenario" in item:
-        raise InputError("a conversational golden (turns, scenario): ragrail imports single questions", where)
+        raise InputError(
+            "a conversational golden (turns, scenario): ragrail imports single questions", where
+        )
     question = as_text(item.get("input"), "input", where)
     if question is None or not question.strip():
         raise InputError("no question: field 'input' is missing or empty", where)

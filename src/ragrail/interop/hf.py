@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragrail.errors import InputError
-from ragrail.interop.common import Columns, RawImport, lookup, read_items, rows_to_cases
+from ragrail.interop.rows import Columns, RawImport, lookup, read_items, rows_to_cases
 
 COLUMNS = Columns(
     question=("question", "user_input", "query", "input", "prompt"),
@@ -50,7 +50,9 @@ def parse_mapping(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
         if not sep or not field:
             raise InputError(f"--map {pair!r}: write FIELD=COLUMN, e.g. question=query")
         if field not in Columns.FIELDS:
-            raise InputError(f"--map {pair!r}: unknown field {field!r}; use one of {', '.join(Columns.FIELDS)}")
+            raise InputError(
+                f"--map {pair!r}: unknown field {field!r}; use one of {', '.join(Columns.FIELDS)}"
+            )
         if field in mapping:
             raise InputError(f"--map names {field!r} twice")
         mapping[field] = column.strip()
@@ -61,8 +63,10 @@ def read(path: Path, mapping: dict[str, str] | None = None) -> RawImport:
     """A Hugging Face dataset file as raw cases; ``mapping`` names columns."""
     items = read_items(path, "dataset file", list_keys=("data", "rows"))
     for field, column in (mapping or {}).items():
-        if column and not any(isinstance(i, dict) and lookup(i, column) is not None for i, _ in items):
+        if column and not any(
+            isinstance(i, dict) and lookup(i, column) is not None for i, _ in items
+        ):
             raise InputError(f"--map {field}={column}: no record has a field {column!r}", str(path))
     cases = rows_to_cases(items, COLUMNS.remapped(mapping or {}))
     kind = KINDS.get(path.suffix.lower(), path.suffix)
-    return RawImport(path=path, label=f"Hugging Face dataset ({kind})", cases=cases)
+    return RawImport(path=path, label=f"Hugging Face dataset, {kind}", cases=cases)

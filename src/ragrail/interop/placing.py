@@ -24,7 +24,7 @@ from ragrail.corpus import chunk_by_section, load_documents
 from ragrail.scoring.matching import find, normalise, slug
 
 _WORD = re.compile(r"\w+")
-HEAD_WORDS = 8  # words of a passage that find its section when no one section holds it
+HEAD_WORDS = 8  # most words of a passage's start that find its section when none holds it all
 
 
 def words(text: str) -> str:
@@ -70,6 +70,14 @@ class Placer:
         self.names = [d.name for d in docs]
         self._text = {d.name: normalise(d.text) for d in docs}
         self._words = {d.name: words(d.text) for d in docs}
+        # word trigram -> the documents holding it: a passage is only searched for in the
+        # documents holding a few of its inner trigrams (its first and last words may be
+        # cut mid-word, the inner ones never are), not in every document
+        self._grams: dict[str, set[str]] = {}
+        for name, text in self._words.items():
+            ws = text.split()
+            for i in range(len(ws) - 2):
+                self._grams.setdefault(" ".join(ws[i : i + 3]), set()).add(name)
         self._chunks: dict[str, list[tuple[str, str, str]]] = {d.name: [] for d in docs}
         for chunk in chunk_by_section(docs):
             self._chunks[chunk.source].append((chunk.id, normalise(chunk.text), words(chunk.text)))
@@ -78,6 +86,7 @@ class Placer:
             for key in (name, name.casefold(), slug(name)):
                 self._by_key.setdefault(key, name)
         self.tally = Tally()
+        self._found: dict[str, tuple[list[str], str]] = {}  # a passage recurs across questions
 
     def document_named(self, hint: str | None) -> str | None:
         """The document a recorded name points at: ``refunds``, ``docs/refunds.md``,
@@ -94,16 +103,36 @@ class Placer:
 
     def candidates(self, text: str) -> tuple[list[str], str]:
         """The documents holding the passage, and how it was found (``text`` or ``words``)."""
+        if text not in self._found:
+            self._found[text] = self._search(text)
+        found, how = self._found[text]
+        return list(found), how
+
+    def _search(self, text: str) -> tuple[list[str], str]:
         needle = normalise(text)
         if not needle:
             return [], "text"
-        found = [n for n in self.names if needle in self._text[n]]
+        names = self._may_hold(text)
+        found = [n for n in names if needle in self._text[n]]
         if found:
             return found, "text"
         needle = words(text)
         if not needle:
             return [], "words"
-        return [n for n in self.names if needle in self._words[n]], "words"
+        return [n for n in names if needle in self._words[n]], "words"
+
+    def _may_hold(self, text: str) -> list[str]:
+        """The documents that hold three of the passage's inner word trigrams (every
+        document when it has too few words to tell), in the folder's order."""
+        inner = words(text).split()[1:-1]
+        if len(inner) < 3:
+            return self.names
+        picks = {0, (len(inner) - 3) // 2, len(inner) - 3}
+        holding: set[str] | None = None
+        for i in picks:
+            docs = self._grams.get(" ".join(inner[i : i + 3]), set())
+            holding = docs if holding is None else holding & docs
+        return [n for n in self.names if n in (holding or set())]
 
     def place(self, text: str, hint: str | None = None, where: str = "") -> Placement | None:
         """The document (and section) holding ``text``, counted in :attr:`tally`; None
@@ -128,16 +157,18 @@ class Placer:
 
     def _chunk_id(self, source: str, text: str) -> str:
         """The id of the section of ``source`` that holds the passage, or the one its
-        first words are in; the document's slug when neither is found."""
+        first words (8 down to 3) are in; the document's slug when neither is found."""
         needle, needle_words = normalise(text), words(text)
         chunks = self._chunks.get(source, [])
         for chunk_id, chunk_text, chunk_words in chunks:
             if (needle and needle in chunk_text) or (needle_words and needle_words in chunk_words):
                 return chunk_id
-        head = " ".join(needle_words.split()[:HEAD_WORDS])
-        for chunk_id, _, chunk_words in chunks:
-            if head and head in chunk_words:
-                return chunk_id
+        first = needle_words.split()
+        for n in range(min(HEAD_WORDS, len(first)), 2, -1):  # a shorter head may not cross over
+            head = " ".join(first[:n])
+            for chunk_id, _, chunk_words in chunks:
+                if head in chunk_words:
+                    return chunk_id
         return slug(source)
 
     def documents_with(self, fact: str) -> list[str]:

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ragrail.interop.common import Columns, RawImport, read_items, rows_to_cases
+from ragrail.interop.rows import Columns, RawImport, read_items, rows_to_cases
 from ragrail.results import RunResult
 
 COLUMNS = Columns(
@@ -39,7 +39,7 @@ def read(path: Path) -> RawImport:
     items = read_items(path, "RAGAS dataset", list_keys=("samples",))
     cases = rows_to_cases(items, COLUMNS)
     kind = KINDS.get(path.suffix.lower(), path.suffix)
-    return RawImport(path=path, label=f"RAGAS EvaluationDataset ({kind})", cases=cases)
+    return RawImport(path=path, label=f"RAGAS EvaluationDataset, {kind}", cases=cases)
 
 
 def sample(case: Any) -> dict[str, Any]:

@@ -1,0 +1,156 @@
+"""Saving and loading a large compact baseline: 100,000 questions, built in memory.
+
+    python benchmarks/bench_baseline.py [--questions 100000]
+
+Each question carries what a real run holds (three retrieved chunks, a prompt, an
+answer, claims, metrics), so the figures show what the compact form leaves out.
+``save`` is ``--save-baseline``'s whole write: the compact form, the temporary file
+flushed to disk, read back and validated before it replaces the old one. ``load``
+parses and validates every field. Target (issue 13): each under 2 s at 100,000.
+
+Wall time counts waiting for a busy CPU, so CPU time is printed beside it, and so is a
+reference loop (``sum(range(1000))``, about 8 us on an idle, current machine) to scale
+the figures by when the machine is shared or slow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ragrail.baseline import load_baseline, save_baseline
+from ragrail.compare import compare
+from ragrail.results import (
+    ArticleScores,
+    CaseResult,
+    Claim,
+    RetrievedChunk,
+    RunConfig,
+    RunResult,
+    Totals,
+    Trace,
+)
+
+TARGET_S = 2.0
+TEXT = "Reset links expire after 30 minutes; request a new one from the sign-in page. " * 3
+
+
+def case(i: int, rng: random.Random) -> CaseResult:
+    cid = f"q{i:06d}"
+    recall = rng.choice((0.0, 1 / 3, 0.5, 2 / 3, 1.0))
+    passed = rng.random() < 0.7
+    chunks = [
+        RetrievedChunk(
+            id=f"doc{i % 997}#{r}", source=f"doc{i % 997}", rank=r, score=0.9 / r, text=TEXT
+        )
+        for r in (1, 2, 3)
+    ]
+    return CaseResult(
+        id=cid,
+        question=f"How long does reset link {i} last?",
+        sources=[f"doc{i % 997}"],
+        facts=["30 minutes", "sign-in page", "new one"],
+        facts_retrieved=["30 minutes"] if recall else [],
+        retrieval_hit=recall > 0,
+        retrieval_recall=recall,
+        answer_pass=passed,
+        answer_runs=1,
+        answer_passes=int(passed),
+        problems=[] if passed else ['missing "30 minutes"'],
+        context_precision=rng.choice((0.0, 1 / 3, 2 / 3, 1.0)),
+        context_average_precision=rng.choice((0.0, 1 / 3, 0.5, 0.583333, 1.0)),
+        reciprocal_rank=rng.choice((0.0, 1 / 3, 0.5, 1.0)),
+        correctness=recall,
+        faithfulness=1.0,
+        claims=[Claim(text="Reset links expire after 30 minutes", supported=True)],
+        articles=ArticleScores(precision_at_k=1 / 3, recall_at_k=1.0, ndcg_at_k=rng.random()),
+        cause=None if passed else "retrieval miss",
+        trace=Trace(
+            case_id=cid,
+            retrieved=chunks,
+            prompt="Answer from the excerpts.\n\n" + TEXT * 3,
+            prompt_tokens=240,
+            answer=TEXT,
+            latency_ms=rng.uniform(200, 900),
+        ),
+    )
+
+
+def build(n: int, seed: int = 7) -> RunResult:
+    rng = random.Random(seed)
+    cases = [case(i, rng) for i in range(n)]
+    with_facts = [c for c in cases if c.retrieval_recall is not None]
+    passed = sum(c.answer_passes for c in cases)
+    totals = Totals(
+        n_cases=n,
+        n_retrieval=len(with_facts),
+        hit_rate=sum(1 for c in with_facts if c.retrieval_hit) / n,
+        recall=sum(c.retrieval_recall or 0.0 for c in with_facts) / n,
+        n_answers=n,
+        answers_passed=passed,
+        answer_pass_rate=passed / n,
+        n_errors=0,
+        prompt_tokens_mean=240.0,
+    )
+    config = RunConfig(
+        name="bench", chunking="chunks by section", top_k=3, min_score=0.2, retriever="standin",
+        answerer="standin", answerer_label="stand-in", n_chunks=997, n_cases=n,
+    )  # fmt: skip
+    return RunResult(config=config, totals=totals, cases=cases)
+
+
+def timed(fn, *args, **kwargs):
+    """``(result, wall seconds, CPU seconds)`` of one call."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+def reference_us() -> float:
+    """Microseconds of ``sum(range(1000))``, best of 5: how fast this machine runs Python now."""
+    import timeit
+
+    return min(timeit.repeat("sum(range(1000))", number=2000, repeat=5)) / 2000 * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=100_000)
+    args = parser.parse_args()
+    run, build_s, _ = timed(build, args.questions)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "baseline.json"
+        saved, save_s, save_cpu = timed(save_baseline, run, path)
+        # over an existing file, the usual case
+        _, resave_s, resave_cpu = timed(save_baseline, run, path)
+        loaded, load_s, load_cpu = timed(load_baseline, path)
+        size = path.stat().st_size
+        whole = len(run.cases[0].model_dump_json(indent=2))
+    assert loaded == saved
+    compare(run, loaded)  # warm up: scipy's first import is not the comparison
+    diff, compare_s, compare_cpu = timed(compare, run, loaded)
+    n = len(run.cases)
+    print(f"questions         {n:>9,}   (built in memory in {build_s:.1f} s)")
+    print(f"reference loop    {reference_us():>9.1f} us (about 8 us on an idle, current machine)")
+    print(f"file size         {size / 1e6:>9.1f} MB ({size / n:.0f} bytes a question; "
+          f"a whole saved case is {whole:,})")  # fmt: skip
+    print(f"{'':18}{'wall':>9}   {'CPU':>6}")
+    for label, wall, cpu in (
+        ("save", save_s, save_cpu),
+        ("save again", resave_s, resave_cpu),
+        ("load", load_s, load_cpu),
+        ("compare", compare_s, compare_cpu),
+    ):
+        print(f"{label:18}{wall:>9.2f} s {cpu:>6.2f} s")
+    print(f"target            < {TARGET_S:g} s each for save and load ({len(diff.changes)} lines)")
+    sys.exit(0 if max(save_s, resave_s, load_s) < TARGET_S else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,11 @@
+"""Bring data from other tools, and take runs to them.
+
+Importers (one module per format: :mod:`~ragrail.interop.ragas`,
+:mod:`~ragrail.interop.hf`, :mod:`~ragrail.interop.deepeval`,
+:mod:`~ragrail.interop.promptfoo`, :mod:`~ragrail.interop.openinference`) read a
+file as the tool writes it into raw cases; :mod:`~ragrail.interop.common` labels
+them and writes a golden set and an outputs file, placing each passage in the
+documents (:mod:`~ragrail.interop.placing`). Exporters write a run as TREC run
+and qrels files (:mod:`~ragrail.interop.trec`) or a RAGAS dataset. The click
+commands are in :mod:`~ragrail.interop.commands`.
+"""

@@ -1,0 +1,173 @@
+"""The judge: one model behind the shared call layer (concurrent, cached, costed,
+retried), judging a run in place."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragrail.errors import InputError
+from ragrail.judge.claims import apply_claims, claims_prompt
+from ragrail.judge.config import CriterionConfig, JudgeConfig, Prompts, judge_key, model_family
+from ragrail.judge.replies import ClaimsReply, checker
+from ragrail.judge.rubric import apply_gates, apply_rubric, rubric_checker, rubric_prompt
+from ragrail.results import CaseResult, JudgeResult, RunResult, Usage
+
+
+@dataclass
+class Judge:
+    config: JudgeConfig
+    provider: Any  # providers.Provider
+    prompts: Prompts
+    cache: Any = None  # cache.ResponseCache
+    price: Any = None  # pricing.Price
+    totals: Any = None  # llm.UsageTotals over every call this judge made
+    abstain_phrases: tuple[str, ...] | None = None  # [scoring] abstain_phrases; None: defaults
+
+    def __post_init__(self) -> None:
+        from ragrail.llm import UsageTotals
+
+        self.totals = UsageTotals()
+
+    @property
+    def usage(self) -> Usage:
+        return self.totals.summary()
+
+    @property
+    def label(self) -> str:
+        return f"{self.provider.name} {self.provider.model}"
+
+    def key(self, criterion: CriterionConfig | None) -> str:
+        prompt = self.prompts.rubric if criterion else self.prompts.claims
+        return judge_key(self.provider.name, self.provider.model, prompt, criterion)
+
+    def _layer(self, validate: Any):  # -> llm.CallLayer
+        from ragrail.llm import CallLayer, CallSettings
+
+        c = self.config
+        settings = CallSettings(
+            concurrency=c.concurrency,
+            timeout=c.timeout,
+            max_retries=c.max_retries,
+            max_tokens=c.max_tokens,
+            temperature=c.temperature,
+        )
+        return CallLayer(
+            provider=self.provider,
+            settings=settings,
+            cache=self.cache,
+            price=self.price,
+            validate=validate,
+            json_replies=True,
+        )
+
+    def call(self, prompts: list[tuple[str, int]], validate: Any) -> list[Any]:
+        """Make the calls ``(prompt, repeat)``, adding their usage to this judge's totals."""
+        from ragrail.llm import CallRequest
+
+        if not prompts:
+            return []
+        layer = self._layer(validate)
+        results = layer.run([CallRequest(prompt=p, repeat=r) for p, r in prompts])
+        self.totals.absorb(layer.usage)
+        return results
+
+    def claims_prompt(self, case: CaseResult) -> str:
+        return claims_prompt(self.prompts.claims, case)
+
+    def rubric_prompt(self, case: CaseResult, answer: str | None = None) -> str:
+        return rubric_prompt(self.prompts.rubric, case, self.config.criteria, answer)
+
+    def judge_run(self, run: RunResult) -> None:
+        """Judge every answered case of a run in place (claims and rubric), repeats included."""
+        from ragrail.scoring.answers import DEFAULT_ABSTAIN_PHRASES, abstains
+
+        cfg = self.config
+        cases = [c for c in run.cases if not c.errored and c.trace.answer is not None]
+        for c in cases:
+            c.judge = JudgeResult()
+        claim_jobs = [
+            c
+            for c in cases
+            if cfg.faithfulness
+            and c.sources
+            and not abstains(c.trace.answer or "", self.abstain_phrases or DEFAULT_ABSTAIN_PHRASES)
+        ]
+        claim_prompts = [(self.claims_prompt(c), r) for c in claim_jobs for r in range(cfg.repeats)]
+        rubric_jobs = cases if cfg.criteria else []
+        rubric_prompts = [
+            (self.rubric_prompt(c), r) for c in rubric_jobs for r in range(cfg.repeats)
+        ]
+        claim_results = self.call(claim_prompts, checker(ClaimsReply))
+        rubric_results = self.call(rubric_prompts, rubric_checker(cfg.criteria))
+
+        n = cfg.repeats
+        for i, case in enumerate(claim_jobs):
+            apply_claims(case, claim_results[i * n : (i + 1) * n])
+        for i, case in enumerate(rubric_jobs):
+            apply_rubric(case, cfg.criteria, rubric_results[i * n : (i + 1) * n])
+
+
+def build_judge(
+    cfg: JudgeConfig, cache_path: Path | None, prices: dict[str, Any], root: Path | None
+) -> Judge:
+    from ragrail.cache import ResponseCache
+    from ragrail.providers import JUDGE_URL, make_provider
+
+    if cfg.provider is None:
+        raise InputError(
+            "no judge configured: pass --judge claude|openai or add [judge] provider = ..."
+        )
+    provider = make_provider(cfg.provider, cfg.model, cfg.base_url, cfg.timeout, JUDGE_URL)
+    prompts = Prompts.load(root / cfg.prompts_dir if cfg.prompts_dir and root else None)
+    cache = ResponseCache(cache_path) if cache_path is not None else None
+    return Judge(
+        config=cfg,
+        provider=provider,
+        prompts=prompts,
+        cache=cache,
+        price=prices.get(provider.model),
+    )
+
+
+def same_family_warning(judge: Judge, answer_models: Sequence[str | None]) -> str | None:
+    """A warning when the judge's model family answered too (judges favour their own family)."""
+    family = model_family(judge.provider.model)
+    if family is None or family not in {model_family(m) for m in answer_models}:
+        return None
+    return (
+        f"the judge ({judge.provider.model}) is of the same family as an answering model; "
+        "judges favour their own family's answers: prefer a judge from another family"
+    )
+
+
+def judge_and_rescore(judge: Judge, run: RunResult) -> int:
+    """Judge a run in place, let gated criteria fail answers, recompute causes and totals,
+    and attach the judge's totals and cost. Returns how many questions the judge failed on."""
+    from ragrail.diagnose import assign_cause
+    from ragrail.run import compute_totals
+
+    judge.judge_run(run)
+    apply_gates(run, judge.config.criteria)
+    for case in run.cases:
+        assign_cause(case, run.config.min_score)
+    run.totals = compute_totals(run.cases)
+    run.judge = judge.label
+    run.judge_usage = judge.usage
+    run.judge_stats = judge_totals(run)
+    return sum(1 for c in run.cases if c.judge is not None and c.judge.errors)
+
+
+def judge_totals(run: RunResult) -> dict[str, Any]:
+    """Judge faithfulness and each criterion's pass rate, with n and 95% intervals."""
+    from ragrail.run import _mean_stat, _rate
+
+    judged = [c.judge for c in run.cases if c.judge is not None]
+    out: dict[str, Any] = {"judge_faithfulness": _mean_stat([j.faithfulness for j in judged])}
+    names = [cr.name for j in judged for cr in j.criteria]
+    for name in dict.fromkeys(names):
+        verdicts = [cr for j in judged for cr in j.criteria if cr.name == name]
+        out[f"judge_{name}"] = _rate(sum(1 for v in verdicts if v.passed), len(verdicts))
+    return out

@@ -1,0 +1,325 @@
+"""Judge validation: human labels, and the judge's agreement with them (Cohen's kappa,
+Spearman, true-positive and true-negative rates, each with a 95% interval)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragrail.errors import InputError
+from ragrail.results import CaseResult, RunResult
+
+if TYPE_CHECKING:
+    from ragrail.judge.core import Judge
+
+LABEL_COLUMNS = ("case_id", "criterion", "verdict")
+
+
+@dataclass(frozen=True)
+class Label:
+    case_id: str
+    criterion: str
+    human: float  # 1/0 for pass/fail, or a 1-5 score
+    line: int
+
+
+def load_labels(path: Path) -> list[Label]:
+    """Human verdicts from CSV (columns case_id, criterion, verdict) or JSONL (same keys).
+    A verdict is pass/fail (also yes/no, true/false, 1/0) or a score from 1 to 5.
+
+    Read as strictly as a golden set: a JSONL line must be one JSON object (strict JSON:
+    no NaN, no key twice) and a CSV row may not have an unterminated quote or more
+    fields than the header; each is exit 2 naming the line."""
+    from ragrail.fileio import read_text
+
+    text = read_text(path, "labels file")
+    if path.suffix.lower() == ".jsonl":
+        rows = _jsonl_label_rows(text, path)
+    else:
+        rows = _csv_label_rows(text, path)
+    labels = []
+    for row, n in rows:
+        where = f"{path}:{n}"
+        for key in LABEL_COLUMNS:
+            if row.get(key) in (None, ""):
+                raise InputError(f"missing {key!r}", where)
+        for key in ("case_id", "criterion"):
+            if not isinstance(row[key], str):
+                raise InputError(f"field {key!r} must be a string", where)
+        labels.append(
+            Label(str(row["case_id"]), str(row["criterion"]), _verdict(row["verdict"], where), n)
+        )
+    if not labels:
+        raise InputError("no labels", str(path))
+    return labels
+
+
+def _jsonl_label_rows(text: str, path: Path) -> list[tuple[dict[str, Any], int]]:
+    from ragrail.fileio import parse_json
+
+    rows = []
+    for n, line in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
+        if line.strip():
+            row = parse_json(line, path, line=n)
+            if not isinstance(row, dict):
+                raise InputError(
+                    f"expected a JSON object with {', '.join(LABEL_COLUMNS)}, "
+                    f"got {_json_kind(row)}",
+                    f"{path}:{n}",
+                )
+            rows.append((row, n))
+    return rows
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}
+    return kinds.get(type(value), "a number")
+
+
+def _csv_label_rows(text: str, path: Path) -> list[tuple[dict[str, Any], int]]:
+    import csv
+
+    from ragrail.golden import _csv_reader
+
+    reader = _csv_reader(text.removeprefix("\ufeff"))
+    rows: list[tuple[dict[str, Any], int]] = []
+    names: list[str] | None = None
+    start = 1
+    while True:
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:
+            raise InputError(f"invalid CSV: {exc}", f"{path}:{start}") from None
+        if row is None:
+            break
+        if names is None:
+            names = [h.strip() for h in row]
+            missing = [c for c in LABEL_COLUMNS if c not in names]
+            if missing:
+                raise InputError(f"missing column(s) {', '.join(missing)}", f"{path}:1")
+        elif row:
+            if len(row) > len(names):
+                raise InputError(
+                    f"CSV row has {len(row)} fields but the header has {len(names)} "
+                    f"({', '.join(names)}); quote a cell that contains a comma",
+                    f"{path}:{start}",
+                )
+            rows.append((dict(zip(names, row, strict=False)), start))
+        start = reader.line_num + 1
+    if names is None:
+        raise InputError(f"missing column(s) {', '.join(LABEL_COLUMNS)}", f"{path}:1")
+    return rows
+
+
+def _verdict(value: Any, where: str) -> float:
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    text = str(value).strip().lower()
+    if text in ("pass", "yes", "true", "supported", "good"):
+        return 1.0
+    if text in ("fail", "no", "false", "unsupported", "bad"):
+        return 0.0
+    try:
+        number = float(text)
+    except ValueError:
+        raise InputError(f"verdict {value!r}: use pass/fail or a score 1-5", where) from None
+    if number not in (0, 1, 2, 3, 4, 5):
+        raise InputError(f"verdict {value!r}: use pass/fail or a score 1-5", where)
+    return number
+
+
+@dataclass
+class Agreement:
+    """Judge vs people on one criterion."""
+
+    criterion: str
+    scale: str
+    n: int
+    agreement: float | None = None
+    agreement_ci: tuple[float, float] | None = None
+    kappa: float | None = None
+    kappa_ci: tuple[float, float] | None = None
+    spearman: float | None = None
+    spearman_ci: tuple[float, float] | None = None
+    tpr: float | None = None
+    tpr_ci: tuple[float, float] | None = None
+    tpr_n: int = 0
+    tnr: float | None = None
+    tnr_ci: tuple[float, float] | None = None
+    tnr_n: int = 0
+    confusion: dict[str, int] = field(default_factory=dict)  # hp_jp, hp_jf, hf_jp, hf_jf
+    disagreements: list[tuple[str, float, float, str]] = field(default_factory=list)
+
+
+def cohen_kappa(pairs: Sequence[tuple[int, int]]) -> float | None:
+    """kappa = (p_o - p_e) / (1 - p_e), p_o the observed agreement and p_e the agreement
+    expected by chance from each rater's own pass rate; None when p_e = 1."""
+    n = len(pairs)
+    if n == 0:
+        return None
+    po = sum(1 for h, j in pairs if h == j) / n
+    ph = sum(h for h, _ in pairs) / n
+    pj = sum(j for _, j in pairs) / n
+    pe = ph * pj + (1 - ph) * (1 - pj)
+    return None if pe == 1 else (po - pe) / (1 - pe)
+
+
+def agreement_stats(
+    criterion: str, scale: str, items: Sequence[tuple[str, float, float, str]]
+) -> Agreement:
+    """items: (case id, human verdict, judge verdict, judge reason)."""
+    import numpy as np
+
+    from ragrail.stats import BOOTSTRAP_SEED, wilson
+
+    def ci(iv: Any) -> tuple[float, float] | None:
+        return (iv.low, iv.high) if iv is not None else None
+
+    a = Agreement(criterion=criterion, scale=scale, n=len(items))
+    if not items:
+        return a
+    if scale == "pass_fail":
+        pairs = [(int(h), int(j)) for _, h, j, _ in items]
+        agree = sum(1 for h, j in pairs if h == j)
+        a.agreement, a.agreement_ci = agree / len(pairs), ci(wilson(agree, len(pairs)))
+        a.kappa = cohen_kappa(pairs)
+        rng = np.random.default_rng(BOOTSTRAP_SEED)
+        arr = np.asarray(pairs)
+        boots = []
+        for _ in range(2000):
+            k = cohen_kappa([tuple(x) for x in arr[rng.integers(0, len(arr), len(arr))]])
+            if k is not None:
+                boots.append(k)
+        if boots:
+            lo, hi = np.percentile(boots, [2.5, 97.5])
+            a.kappa_ci = (float(lo), float(hi))
+        hp = [j for h, j in pairs if h == 1]
+        hf = [j for h, j in pairs if h == 0]
+        a.tpr_n, a.tnr_n = len(hp), len(hf)
+        if hp:
+            a.tpr, a.tpr_ci = sum(hp) / len(hp), ci(wilson(sum(hp), len(hp)))
+        if hf:
+            a.tnr, a.tnr_ci = hf.count(0) / len(hf), ci(wilson(hf.count(0), len(hf)))
+        a.confusion = {
+            "hp_jp": sum(1 for h, j in pairs if h == 1 and j == 1),
+            "hp_jf": sum(1 for h, j in pairs if h == 1 and j == 0),
+            "hf_jp": sum(1 for h, j in pairs if h == 0 and j == 1),
+            "hf_jf": sum(1 for h, j in pairs if h == 0 and j == 0),
+        }
+        a.disagreements = [it for it in items if int(it[1]) != int(it[2])]
+    else:
+        from scipy.stats import spearmanr
+
+        hs = [h for _, h, _, _ in items]
+        js = [j for _, _, j, _ in items]
+        exact = sum(1 for h, j in zip(hs, js, strict=True) if h == j)
+        a.agreement, a.agreement_ci = exact / len(items), ci(wilson(exact, len(items)))
+        if len(set(hs)) > 1 and len(set(js)) > 1:
+            rho = float(spearmanr(hs, js).statistic)
+            a.spearman = rho
+            if len(items) > 3 and abs(rho) < 1:
+                # Fisher's z: atanh(rho) is about normal with standard error 1/sqrt(n-3)
+                z, se = math.atanh(rho), 1 / math.sqrt(len(items) - 3)
+                a.spearman_ci = (math.tanh(z - 1.959964 * se), math.tanh(z + 1.959964 * se))
+        a.disagreements = [it for it in items if it[1] != it[2]]
+    return a
+
+
+@dataclass
+class Validation:
+    """A judge validation: agreement per criterion over the cases the judge gave a
+    verdict for, and the labelled cases it did not (they are not counted as "fail")."""
+
+    agreements: list[Agreement]
+    failed: list[tuple[str, str, str]] = field(default_factory=list)  # id, criterion, error
+    left_out: list[tuple[str, str, str]] = field(default_factory=list)  # id, criterion, why
+
+    def left_out_of(self, criterion: str) -> int:
+        return sum(1 for _, c, _ in [*self.failed, *self.left_out] if c == criterion)
+
+
+def _no_verdict(case: CaseResult | None, criterion: str) -> tuple[str, str] | None:
+    """Why a labelled case has no judge verdict on ``criterion``: ("failed", the judge's
+    error) when its calls failed, ("left out", why) when there was nothing to judge."""
+    j = case.judge if case is not None else None
+    if case is None or j is None:
+        if case is not None and case.errored:
+            return "left out", "the run has no answer for it (the answer's call failed)"
+        return "left out", "the run has no answer for it"
+    prefix = "faithfulness" if criterion == "faithfulness" else "rubric"
+    errors = [e for e in j.errors if e.startswith(prefix)]
+    if errors:
+        return "failed", "; ".join(errors)
+    if criterion == "faithfulness":
+        if j.faithfulness is None:
+            return "left out", "the judge found no claim to check in the answer"
+        return None
+    if not any(x.name == criterion for x in j.criteria):
+        return "left out", f"the judge gave no verdict on {criterion!r}"
+    return None
+
+
+def validate_judge(judge: Judge, run: RunResult, labels: Sequence[Label]) -> Validation:
+    """Run the judge on the labelled cases of ``run`` and measure its agreement with people.
+
+    A case the judge failed on (its call failed after the retries) or made no claim
+    for is left out of the agreement, never counted as a "fail" verdict, and listed."""
+    by_id = {c.id: c for c in run.cases}
+    crit_by_name = {c.name: c for c in judge.config.criteria}
+    unknown_cases = sorted({lb.case_id for lb in labels if lb.case_id not in by_id})
+    if unknown_cases:
+        raise InputError(f"labels name cases not in the run: {', '.join(unknown_cases[:5])}")
+    unknown = sorted({lb.criterion for lb in labels} - set(crit_by_name) - {"faithfulness"})
+    if unknown:
+        raise InputError(
+            f"labels name criterion {unknown[0]!r}, which is not in [judge] criteria "
+            f"({', '.join(crit_by_name) or 'none'}) nor 'faithfulness'"
+        )
+    wanted = sorted({lb.case_id for lb in labels})
+    subset = run.model_copy(deep=True)
+    subset.cases = [by_id[i].model_copy(deep=True) for i in wanted]
+    criteria_needed = {lb.criterion for lb in labels}
+    original = judge.config
+    judge.config = original.model_copy(
+        update={
+            "repeats": 1,
+            "faithfulness": "faithfulness" in criteria_needed,
+            "criteria": [c for c in original.criteria if c.name in criteria_needed],
+        }
+    )
+    try:
+        judge.judge_run(subset)
+    finally:
+        judge.config = original
+    judged = {c.id: c for c in subset.cases}
+    out = Validation(agreements=[])
+    for criterion in sorted(criteria_needed):
+        crit = crit_by_name.get(criterion)
+        scale = crit.scale if crit else "pass_fail"
+        items = []
+        for lb in (x for x in labels if x.criterion == criterion):
+            case = judged.get(lb.case_id)
+            missing = _no_verdict(case, criterion)
+            if missing is not None:
+                kind, why = missing
+                (out.failed if kind == "failed" else out.left_out).append(
+                    (lb.case_id, criterion, why)
+                )
+                continue
+            assert case is not None and case.judge is not None
+            j = case.judge
+            if criterion == "faithfulness":
+                verdict = 1.0 if j.faithfulness == 1.0 else 0.0
+                reason = "; ".join(c.text for c in j.claims if not c.supported)
+            else:
+                cr = next(x for x in j.criteria if x.name == criterion)
+                verdict = (
+                    (1.0 if cr.passed else 0.0) if scale == "pass_fail" else float(cr.score or 0)
+                )
+                reason = cr.reason
+            items.append((lb.case_id, lb.human, verdict, reason))
+        out.agreements.append(agreement_stats(criterion, scale, items))
+    return out

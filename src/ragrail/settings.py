@@ -1,0 +1,262 @@
+"""How the project file and the overrides (flags, keyword arguments) combine into the
+settings of each stage: retrieval, answering, scoring, judging. Nothing here runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragrail.errors import InputError
+
+if TYPE_CHECKING:
+    from ragrail.answerers import AnswererSpec
+    from ragrail.config import Project
+    from ragrail.judge import JudgeConfig
+    from ragrail.pipeline import PipelineSettings
+    from ragrail.scoring.case import ScoringOptions
+
+
+@dataclass
+class Overrides:
+    """Settings that replace the project file's for one evaluation; None keeps the file's.
+
+    Each field is the run flag of the same name (``top_k`` is ``--top-k``).
+    """
+
+    docs: Path | None = None
+    golden: Path | None = None
+    baseline: Path | None = None
+    top_k: int | None = None
+    chunk_words: int | None = None
+    min_score: float | None = None
+    retriever: str | None = None
+    claude: bool = False  # --claude: the anthropic answerer, model claude-opus-5
+    answerer: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    concurrency: int | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+    max_tokens: int | None = None
+    repeats: int | None = None
+    rerun_failures: int = 0
+    no_cache: bool = False
+    dry_run: bool = False
+    judge: str | None = None
+    judge_model: str | None = None
+    judge_base_url: str | None = None
+    judge_repeats: int | None = None
+    judge_concurrency: int | None = None
+    judge_timeout: float | None = None
+    judge_max_retries: int | None = None
+    trust_unvalidated: bool = False
+    no_history: bool = False
+
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> Overrides:
+        """The overrides among ``values`` (flags, keyword arguments); other keys are ignored."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in names})
+
+
+def scoring_options(project: Project, overrides: Overrides | None = None) -> ScoringOptions:
+    from ragrail.scoring.case import ScoringOptions
+
+    o, cfg = overrides or Overrides(), project.config
+    return ScoringOptions(
+        k=o.top_k or cfg.pipeline.top_k,
+        checks=tuple(cfg.checks),
+        require_faithful=cfg.scoring.require_faithful,
+        language=cfg.pipeline.language,
+        abstain_phrases=tuple(cfg.scoring.abstain_phrases),
+    )
+
+
+def pipeline_settings(project: Project, overrides: Overrides | None = None) -> PipelineSettings:
+    from ragrail.pipeline import PipelineSettings
+
+    o, cfg = overrides or Overrides(), project.config
+    pipe = cfg.pipeline
+    return PipelineSettings(
+        docs=o.docs or project.docs,
+        product=cfg.product,
+        chunk_words=pipe.chunk_words if o.chunk_words is None else o.chunk_words,
+        top_k=o.top_k or pipe.top_k,
+        min_score=pipe.min_score if o.min_score is None else o.min_score,
+        retriever=o.retriever or pipe.retriever,
+        language=pipe.language,
+    )
+
+
+def prices(project: Project) -> dict[str, Any]:
+    """Known model prices, the project's [prices] over the bundled ones."""
+    from ragrail.pricing import DEFAULT_PRICES, Price
+
+    own = {m: Price(p.input, p.output) for m, p in project.config.prices.items()}
+    return {**DEFAULT_PRICES, **own}
+
+
+def answerer_spec(project: Project, overrides: Overrides | None = None) -> AnswererSpec:
+    """Who answers, and how its calls are made: the overrides over [answerer]."""
+    from ragrail.answerers import AnswererSpec
+    from ragrail.llm import CallSettings
+    from ragrail.pricing import Price
+
+    o, a = overrides or Overrides(), project.config.answerer
+    if o.claude and o.answerer not in (None, "anthropic"):
+        raise InputError("--claude and --answerer openai contradict each other")
+    name = "anthropic" if o.claude else (o.answerer or a.name)
+    model = o.model or ("claude-opus-5" if o.claude else None) or a.model
+    if name != a.name and not o.model and not o.claude:
+        model = None  # the config's model belongs to the config's answerer
+    spec = AnswererSpec(
+        name=name,
+        model=model,
+        base_url=o.base_url or (a.base_url if name == a.name else None),
+        calls=CallSettings(
+            concurrency=o.concurrency or a.concurrency,
+            timeout=o.timeout or a.timeout,
+            max_retries=a.max_retries if o.max_retries is None else o.max_retries,
+            max_tokens=o.max_tokens or a.max_tokens,
+            temperature=a.temperature,
+        ),
+        cache_path=None if o.no_cache else project.state_dir / "cache.sqlite",
+    )
+    spec.prices.update({m: Price(p.input, p.output) for m, p in project.config.prices.items()})
+    return spec
+
+
+def judge_config(project: Project, overrides: Overrides | None = None) -> JudgeConfig | None:
+    """The judge to use, or None: the overrides over [judge]; off unless asked for."""
+    o, base = overrides or Overrides(), project.config.judge
+    provider = {"claude": "anthropic"}.get(o.judge or "", o.judge) or base.provider
+    if provider is None:
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in (
+                "judge_model",
+                "judge_base_url",
+                "judge_repeats",
+                "judge_concurrency",
+                "judge_timeout",
+                "judge_max_retries",
+            )
+            if getattr(o, name) is not None
+        ]
+        if given:
+            raise InputError(f"{', '.join(given)} need --judge (or [judge] provider)")
+        return None
+    same = provider == base.provider
+    model = o.judge_model or (base.model if same else None)
+    if model is None and provider == "anthropic":
+        model = "claude-opus-5"
+    if model is None:
+        raise InputError("--judge openai needs --judge-model NAME")
+
+    def setting(flag: Any, name: str, run_flag: Any) -> Any:
+        # --judge-X, else [judge] X when the file writes it, else the run's own --X
+        # (so one --concurrency 1 reaches every call), else the default
+        if flag is not None:
+            return flag
+        return (
+            getattr(base, name) if name in base.model_fields_set or run_flag is None else run_flag
+        )
+
+    return base.model_copy(
+        update={
+            "provider": provider,
+            "model": model,
+            "base_url": o.judge_base_url or (base.base_url if same else None),
+            "repeats": o.judge_repeats or base.repeats,
+            "concurrency": setting(o.judge_concurrency, "concurrency", o.concurrency),
+            "timeout": setting(o.judge_timeout, "timeout", o.timeout),
+            "max_retries": setting(o.judge_max_retries, "max_retries", o.max_retries),
+        }
+    )
+
+
+def build_judge(project: Project, cfg: JudgeConfig) -> Any:  # -> judge.Judge
+    """The judge ``cfg`` describes, with the project's cache, prices and prompts."""
+    from ragrail.judge import build_judge as build
+
+    judge = build(cfg, project.state_dir / "cache.sqlite", prices(project), project.root)
+    judge.abstain_phrases = tuple(project.config.scoring.abstain_phrases)
+    return judge
+
+
+def check_min_score(project: Project, overrides: Overrides | None = None) -> None:
+    """A minimum score the retriever can never reach (on its own scale) is an InputError,
+    naming the flag or the config key that set it."""
+    from ragrail.retrieval import min_score_problem
+
+    o, pipe = overrides or Overrides(), project.config.pipeline
+    name = o.retriever or pipe.retriever
+    problem = min_score_problem(name, pipe.min_score if o.min_score is None else o.min_score)
+    if problem is None:
+        return
+    if o.min_score is not None:
+        raise InputError(f"invalid value for --min-score: {problem}")
+    raise InputError(
+        f"key 'pipeline.min_score' with --retriever {name}: {problem}",
+        str(project.config_path or project.root),
+    )
+
+
+# ---------------------------------------------------------------- checks before any work
+
+
+def history_path(project: Project) -> Path | None:
+    """The run history, or None after one warning when it cannot be written (the run goes
+    on). A newer ragrail's history is an InputError."""
+    from ragrail.history import check_for_run
+
+    path = project.state_dir / "history.sqlite"
+    return path if check_for_run(path) else None
+
+
+def check_gates(project: Project, cfg: JudgeConfig, o: Overrides) -> None:
+    """Refuse, before any work, to gate on a judge criterion nobody has validated."""
+    from ragrail.history import History
+    from ragrail.judge import Prompts, require_validated
+
+    if o.trust_unvalidated or not any(c.gate for c in cfg.criteria):
+        return
+    prompts = Prompts.load(project.root / cfg.prompts_dir if cfg.prompts_dir else None)
+    store = History(project.state_dir / "history.sqlite")
+    try:
+        require_validated(cfg, prompts, store)
+    finally:
+        store.close()
+
+
+def check_judge_provider(cfg: JudgeConfig) -> None:
+    """Refuse, before any answer is paid for, a judge whose key is missing or whose base
+    URL is not a URL: the judge is only built once every answer is in."""
+    from ragrail.providers import JUDGE_URL, make_provider
+
+    make_provider(cfg.provider, cfg.model, cfg.base_url, cfg.timeout, JUDGE_URL)
+
+
+def refuse_pipeline_flags(o: Overrides, kind: str) -> None:
+    """Flags of the built-in pipeline given for another system under test: an InputError
+    rather than a run that silently ignores them."""
+    ignored = [
+        f"--{name.replace('_', '-')}"
+        for name in (
+            "claude",
+            "answerer",
+            "top_k",
+            "chunk_words",
+            "retriever",
+            "dry_run",
+            "repeats",
+            "rerun_failures",
+        )
+        if getattr(o, name)
+    ]
+    if ignored:
+        raise InputError(
+            f"{', '.join(ignored)} do not apply: this project's system under test is "
+            f'[system] kind = "{kind}", not the built-in pipeline'
+        )
