@@ -191,3 +191,23 @@ def test_contains_normalises_the_text():
 )
 def test_slug(name, expected):
     assert slug(name) == expected
+
+
+@pytest.mark.parametrize(
+    ("fact", "text", "found"),
+    [
+        ("within 30 days", "Refunds within **30 days** of purchase.", True),
+        ("Settings > Profile", "Open `Settings > Profile` and save.", True),
+        ("end of the billing period", "It starts at the _end of the billing period_.", True),
+        ("api key", "Set api_key in the file.", False),  # snake_case keeps its underscore
+        ("5 3", "5 * 3 = 15", False),  # an operator between spaces is text
+        ("30 days", "within **130 days**", False),  # markup removal keeps the boundaries
+    ],
+)
+def test_markdown_emphasis_and_code_marks_do_not_hide_facts(fact, text, found):
+    assert contains(fact, text) is found
+
+
+def test_highlight_offsets_skip_markup():
+    text = "Refunds within **30 days** now"
+    assert [text[a:b] for a, b in original_spans(["30 days"], text)] == ["30 days"]

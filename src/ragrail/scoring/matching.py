@@ -12,6 +12,9 @@ is found in all of them.
   removed: they are invisible, and editors and CMSs insert them;
 - curly quotes made straight (models write ``don’t``), dashes and the minus sign
   made ``-`` (``9–5`` = ``9-5``);
+- Markdown emphasis and code marks (``*``, ``_``, `````` ` ``````, one to three) at the edge of a
+  word removed, since models and help centers write ``within **30 days**``;
+  ``snake_case`` and ``5 * 3`` keep theirs;
 - every run of whitespace (NBSP, ideographic space, line breaks) made one space, and
   none kept at either end.
 
@@ -49,6 +52,9 @@ _PLAIN = {"\u2018": "'", "\u2019": "'", "\u201b": "'", "\u201c": '"', "\u201d": 
 _PLAIN.update(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"))
 _FANCY = re.compile(f"[{''.join(_PLAIN)}]")
 _NUMBER_JOINERS = ".,"
+# An emphasis or code mark opens before a word or closes after one; inside a word
+# (snake_case) or between spaces (5 * 3) it is text.
+_MARKUP = re.compile(r"(?<!\w)[*_`]{1,3}(?=[^\s*_`])|(?<=[^\s*_`])[*_`]{1,3}(?!\w)")
 
 # Scripts written without spaces between words: a fact in them needs no boundary.
 _SPACELESS = (
@@ -70,8 +76,13 @@ _SPACELESS = (
 )
 
 
+def _unmark(text: str) -> str:
+    return _MARKUP.sub("", text) if ("*" in text or "_" in text or "`" in text) else text
+
+
 def _fold(text: str) -> str:
-    """Normalisation without the whitespace collapse (see the module docstring)."""
+    """Normalisation without the markup removal and whitespace collapse (see the module
+    docstring)."""
     text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
     # case folding can decompose ("ǰ" folds to j + combining caron): compose again
     text = unicodedata.normalize("NFKC", text.casefold())
@@ -84,8 +95,8 @@ def normalise(text: str) -> str:
     same chunk is normalised for retrieval, relevance and diagnosis of many questions."""
     # split() breaks at the characters regex \s matches (str.isspace), many times faster
     if text.isascii():
-        return " ".join(text.lower().split())
-    return " ".join(_fold(text).split())
+        return " ".join(_unmark(text.lower()).split())
+    return " ".join(_unmark(_fold(text)).split())
 
 
 def is_spaceless(ch: str) -> bool:
@@ -269,8 +280,12 @@ def normalise_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
     chars: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
+    marks = {k for m in _MARKUP.finditer(text) for k in range(m.start(), m.end())}
     i, n = 0, len(text)
     while i < n:
+        if i in marks:
+            i += 1
+            continue
         j = i + 1
         while j < n and (text[j] in ZERO_WIDTH or unicodedata.category(text[j])[0] == "M"):
             j += 1
