@@ -57,3 +57,51 @@ def test_a_bom_is_skipped_and_lines_still_count_from_one():
         ({"a": 1}, 2),
         ({"b": 2}, 4),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "field"),
+    [
+        ('{"id": "a", "id": "b"}', "f.json:1:13", "'id'"),
+        ('[{"q": 1},\n {"a": 1, "b": 2, "a": 3}]', "f.json:2:19", "'1.a'"),
+        ('{"x": {"k": {"y": 1}, "k": 2}}', "f.json:1:23", "'x.k'"),
+    ],
+)
+def test_a_key_given_twice_is_refused_naming_it(text, where, field):
+    """json keeps the last of two equal keys silently: a hand-edited second "question"
+    would replace the first unseen."""
+    with pytest.raises(InputError) as info:
+        parse_json(text, "f.json")
+    assert info.value.where == where
+    assert f"field {field} is given twice" in info.value.message
+
+
+def test_the_same_key_in_different_objects_is_fine():
+    assert parse_json('[{"id": 1}, {"id": 2}, {"a": {"id": 3}, "id": 4}]', "f.json")[2]["id"] == 4
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('{"a": "x\\ud800y"}', "f.json:1:7"),
+        ('{"a": "ok",\n "b": ["\\udc00"]}', "f.json:2:8"),
+        ('{"a": "\\ude00\\ud83d"}', "f.json:1:7"),  # a pair in the wrong order
+    ],
+)
+def test_a_lone_surrogate_escape_is_refused(text, where):
+    with pytest.raises(InputError) as info:
+        parse_json(text, "f.json")
+    assert info.value.where == where and "without its pair" in info.value.message
+
+
+def test_a_surrogate_pair_and_an_escaped_backslash_are_fine():
+    assert parse_json('{"a": "\\ud83d\\ude00", "b": "\\\\ud800"}', "f.json") == {
+        "a": "\U0001f600",
+        "b": "\\ud800",
+    }
+
+
+def test_scrub_surrogates_marks_lone_surrogates_everywhere():
+    from ragrail.fileio import scrub_surrogates
+
+    assert scrub_surrogates({"a\udc00": ["x\ud800", 1, None]}) == {"a\ufffd": ["x\ufffd", 1, None]}

@@ -335,3 +335,67 @@ def test_missing_key_fails_before_any_work(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     with pytest.raises(InputError, match="ANTHROPIC_API_KEY is not set"):
         make_provider("anthropic", None, None, 5.0)
+
+
+def _anthropic_body(text: str, usage: dict) -> bytes:
+    body = {"id": "m", "type": "message", "role": "assistant", "model": "x",
+            "content": [{"type": "text", "text": text}], "usage": usage}
+    return json.dumps(body).encode()
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"input_tokens": -100, "output_tokens": 5},
+        {"input_tokens": 10**30, "output_tokens": 5},
+        {"input_tokens": 10**400, "output_tokens": 5},
+        {"input_tokens": 1.5, "output_tokens": 5},
+        {"input_tokens": "12", "output_tokens": 5},
+    ],
+    ids=["negative", "1e30", "400-digits", "fraction", "text"],
+)
+def test_a_usage_count_that_cannot_be_one_is_unknown_not_a_crash(usage):
+    """A server's garbage usage (negative, absurd, not a whole number) is "unknown":
+    10**400 once overflowed the cost, 10**30 failed the results' validation."""
+    with FakeLLM(lambda r: Reply(raw=_anthropic_body("ok", usage))) as fake:
+        lay, _ = layer(fake)
+        [res] = lay.run([CallRequest("p")])
+    assert res.text == "ok" and res.error is None
+    assert res.input_tokens is None and res.cost_usd is None
+    assert lay.usage.summary().input_tokens is None
+
+
+def test_a_lone_surrogate_in_a_reply_is_kept_as_a_replacement_character():
+    """"\\ud800" in a reply's JSON: no UTF-8 file could hold it, so saving the run crashed."""
+    raw = b'{"id":"m","type":"message","role":"assistant","model":"x","content":[{"type":"text","text":"a\\ud800b"}],"usage":{"input_tokens":1,"output_tokens":1}}'
+    with FakeLLM(lambda r: Reply(raw=raw)) as fake:
+        lay, _ = layer(fake)
+        [res] = lay.run([CallRequest("p")])
+    assert res.text == "a\ufffdb"
+    res.text.encode("utf-8")  # savable
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_a_server_that_echoes_the_api_key_never_gets_it_into_a_result_or_the_cache(
+    api, tmp_path
+):
+    def echo(req):
+        sent = req.headers.get("x-api-key") or req.headers.get("authorization", "")
+        return Reply(text=f"your key is {sent}")
+
+    def refuse(req):
+        sent = req.headers.get("x-api-key") or req.headers.get("authorization", "")
+        body = {"error": {"message": f"bad key {sent}"}}
+        return Reply(status=400, raw=json.dumps(body).encode())
+
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    with FakeLLM(echo) as fake:
+        lay, _ = layer(fake, api, cache=cache)
+        [res] = lay.run([CallRequest("p")])
+    assert KEY not in (res.text or "") and "[redacted]" in (res.text or "")
+    cache.close()
+    assert KEY.encode() not in (tmp_path / "cache.sqlite").read_bytes()
+    with FakeLLM(refuse) as fake:
+        lay, _ = layer(fake, api)
+        [res] = lay.run([CallRequest("p")])
+    assert res.error is not None and KEY not in res.error

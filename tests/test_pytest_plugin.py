@@ -132,6 +132,14 @@ def test_junit_gets_the_cause_as_the_failure_message(pytester, kitebase):
     assert messages["lost-phone"] == "answer missed a retrieved fact"
 
 
+def test_tb_line_points_at_the_case_in_the_golden_set(pytester, kitebase):
+    result = pytester.runpytest("--ragrail", "--tb=line", "-p", "no:cacheprovider")
+    golden = kitebase / "golden.json"
+    # the golden set opens with "[" on line 1: the third case is on line 4
+    result.stdout.fnmatch_lines([f"{golden}:4: answer missed a retrieved fact"])
+    assert "question:" not in result.stdout.str()
+
+
 def test_k_selects_cases_by_id_and_only_they_are_evaluated(pytester, kitebase):
     result = pytester.runpytest("--ragrail", "-k", "lost-phone or invite", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1, deselected=10)

@@ -159,13 +159,14 @@ def evaluate(
     result = evaluation.result
     if history and not app.is_bundled(project):
         app.record(project, result)
-    in_memory = gold is not None and not isinstance(golden, str | os.PathLike)
+    golden_file = evaluation.golden_path
     _remember(
         result,
         _Origin(
             baseline if _is_run(baseline) else evaluation.baseline_path,  # type: ignore[arg-type]
             evaluation.docs,
-            None if in_memory else evaluation.golden_path,
+            # cases given as a list have no file to fingerprint
+            golden_file if golden_file is not None and golden_file.is_file() else None,
             project.config_path,
         ),
     )
@@ -201,7 +202,7 @@ def _project(system: object, config: object) -> tuple[Project, object]:
         path = _as_project_file(config)
         if path is None:
             raise InputError(
-                f"config {os.fspath(config)!r} is not a {CONFIG_NAME} (nor a folder holding one)"  # type: ignore[arg-type]
+                f"config {os.fspath(config)!r} is not a {CONFIG_NAME} (nor a folder holding one)"
                 if isinstance(config, str | os.PathLike)
                 else f"config must be the path of a {CONFIG_NAME}, not {type(config).__name__}"
             )

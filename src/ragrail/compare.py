@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from ragrail.baseline import rounded
+from ragrail.baseline.model import rounded
 from ragrail.results import CaseResult, RunResult
 from ragrail.stats import McNemar, mcnemar_exact
 

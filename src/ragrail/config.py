@@ -74,7 +74,7 @@ class AnswererConfig(BaseModel):
     max_retries: int = Field(default=4, ge=0)
     max_tokens: int = Field(default=512, ge=1)
     temperature: float | None = Field(default=None, ge=0.0)
-    repeats: int = Field(default=1, ge=1)
+    repeats: int = Field(default=1, ge=1, le=1000)  # as --repeats: a typo, not a plan
 
 
 class PriceConfig(BaseModel):

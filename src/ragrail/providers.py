@@ -319,10 +319,10 @@ class OpenAIProvider(Provider):
     ) -> None:
         self._key = _api_key("openai", setting)
         super().__init__(model, _base_url("openai", base_url, setting), timeout)
+        self.json_mode_ok = True  # until the server refuses response_format once
 
     def secrets(self) -> tuple[str, ...]:
         return (self._key,)
-        self.json_mode_ok = True  # until the server refuses response_format once
 
     def _make_client(self) -> Any:
         import openai

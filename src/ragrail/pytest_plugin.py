@@ -239,7 +239,8 @@ class RagrailCase(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed):
-            return FailureRepr(excinfo.value, *self._where())
+            line_only = self.config.getoption("tbstyle", "auto") == "line"
+            return FailureRepr(excinfo.value, *self._where(), line_only=line_only)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -262,21 +263,29 @@ class _Crash:
     lineno: int
     message: str
 
+    def __str__(self) -> str:  # --tb=line: where the case is, and why it fails
+        where = f"{self.path}:{self.lineno}" if self.lineno else self.path
+        return f"{where}: {self.message}"
+
 
 class FailureRepr:
     """A case's failure as pytest shows it: the headline (also the short summary's and
-    JUnit's message), then the evidence. Plain text under xdist (``str``)."""
+    JUnit's message), then the evidence. Plain text under xdist (``str``). With
+    ``line_only`` (``--tb=line``) pytest prints only the crash line."""
 
-    def __init__(self, failed: CaseFailed, path: str, line: int) -> None:
+    def __init__(self, failed: CaseFailed, path: str, line: int, line_only: bool = False) -> None:
         self.reprcrash = _Crash(path, line, failed.headline)
+        self.line_only = line_only
         self.text = "\n".join([failed.headline, *failed.lines])
 
     def toterminal(self, tw: Any) -> None:
+        if self.line_only:
+            return
         for line in self.text.split("\n"):
             tw.line(line, red=line.startswith(("WORSE", "ERROR")))
 
     def __str__(self) -> str:
-        return self.text
+        return str(self.reprcrash) if self.line_only else self.text
 
 
 # ---------------------------------------------------------------- the verdict

@@ -211,6 +211,62 @@ DEEP = "[" * 100_000 + "]" * 100_000
 GOOD_CONTEXT = {"id": "x#1", "source": "x", "text": "some text", "score": 0.5}
 
 
+def golden_raw(old: str, new: str) -> Setup:
+    """Replace the first ``old`` in golden.json by ``new``, as text (for what json.dumps
+    cannot write: a key given twice, a lone surrogate escape)."""
+
+    def setup(p: Path) -> None:
+        text = (p / "golden.json").read_text(encoding="utf-8")
+        assert old in text, old
+        (p / "golden.json").write_text(text.replace(old, new, 1), encoding="utf-8")
+
+    return setup
+
+
+def history_db(version: int | None = None, row: dict | None = None) -> Setup:
+    """A run history: ragrail's own schema, then ``user_version`` set by hand, or one
+    hand-written ``runs`` row (``row``: column -> value, JSON columns as text)."""
+
+    def setup(p: Path) -> None:
+        import sqlite3
+
+        from ragrail.history import History
+
+        path = p / ".ragrail" / "history.sqlite"
+        History(path).close()
+        db = sqlite3.connect(path)
+        if row is not None:
+            base = {"created_at": "2026-01-01T00:00:00", "name": "x", "config": "{}",
+                    "totals": "{}", "result": "{}"}
+            cols = {**base, **row}
+            db.execute(
+                f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                tuple(cols.values()),
+            )
+            db.commit()
+        if version is not None:
+            db.execute(f"PRAGMA user_version = {version}")
+        db.close()
+
+    return setup
+
+
+def recorded_runs(*outputs_edits: Setup) -> Setup:
+    """Record one run of the (outputs) project per edit, each after applying it."""
+
+    def setup(p: Path) -> None:
+        import subprocess
+        import sys
+
+        for edit in outputs_edits:
+            edit(p)
+            subprocess.run(
+                [sys.executable, "-m", "ragrail", "run"], cwd=p, capture_output=True, timeout=120
+            )
+
+    return setup
+
+
 def good_output(case_id: str, **extra: object) -> str:
     return json.dumps({"id": case_id, "answer": "I don't know.", "contexts": [], **extra})
 
@@ -511,4 +567,53 @@ CASES: list[Hostile] = [
     Hostile("id-with-newline-forges-nothing", OK, set_case(0, id="x\nWORSE:  fake: retrieval 100% -> 0%"), args=("run", "--baseline", "none.json"), forbid=r"^\s*WORSE"),
     Hostile("id-with-escape-codes-ok", OK, set_case(0, id="x\x1b[2J\x1b[31mred"), args=("run", "--baseline", "none.json", "--junit", "j.xml"), forbid="\x1b\\[2J"),
     Hostile("id-with-bidi-ok", OK, set_case(0, id="abc\u202edcba"), args=("run", "--baseline", "none.json", "--markdown", "m.md")),
+    # --- a second hostile pass (after issue 10): outputs over inputs
+    Hostile("out-json-over-golden", USAGE, args=("run", "--json", "golden.json"), says="golden set"),
+    Hostile("out-json-over-baseline", USAGE, args=("run", "--json", "baseline.json"), says="--save-baseline"),
+    Hostile("out-junit-over-project-file", USAGE, args=("run", "--junit", "ragrail.toml"), says="project file"),
+    Hostile("out-markdown-into-docs", USAGE, args=("run", "--markdown", "docs/summary.md"), says="docs folder"),
+    Hostile("out-json-and-markdown-same-file", USAGE, args=("run", "--json", "out.x", "--markdown", "out.x"), says="same file"),
+    Hostile("out-json-same-as-saved-baseline", USAGE, args=("run", "--save-baseline", "--json", "baseline.json"), says="same file"),
+    Hostile("out-json-over-outputs-file", USAGE, args=("run", "--json", "outputs.jsonl"), project="outputs", says="outputs file"),
+    Hostile("out-report-over-golden", USAGE, args=("report", "-o", "golden.json"), says="golden set"),
+    Hostile("out-sweep-csv-over-baseline", USAGE, args=("sweep", "--csv", "baseline.json"), says="baseline"),
+    # model base URLs that cannot be URLs: a setting to fix (2), not every call failing (3)
+    Hostile("flag-base-url-not-a-url", USAGE, args=("run", "--claude", "--base-url", "not a url"), env={"ANTHROPIC_API_KEY": "sk-test"}, says="--base-url"),
+    Hostile("flag-base-url-file-scheme", USAGE, args=("run", "--answerer", "openai", "--model", "m", "--base-url", "file:///etc"), env={"OPENAI_API_KEY": "sk-test"}, says="not an HTTP URL"),
+    Hostile("env-base-url-not-a-url", USAGE, args=("run", "--claude"), env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": "not a url"}, says="ANTHROPIC_BASE_URL"),
+    Hostile("flag-judge-base-url-no-scheme", USAGE, args=("run", "--judge", "claude", "--judge-base-url", "localhost"), env={"ANTHROPIC_API_KEY": "sk-test"}, says="--judge-base-url"),
+    Hostile("config-answerer-base-url-ftp", USAGE, config_replace('name = "standin"', 'name = "anthropic"\nbase_url = "ftp://x"'), env={"ANTHROPIC_API_KEY": "sk-test"}, says="base_url"),
+    Hostile("flag-repeats-huge", USAGE, args=("run", "--repeats", "99999999999"), says="repeats"),
+    Hostile("flag-rerun-failures-huge", USAGE, args=("run", "--claude", "--rerun-failures", "10000000"), says="rerun-failures"),
+    # hand-edited whole-run baselines: out of range is refused, naming the field
+    Hostile("baseline-top-k-zero", USAGE, edit_baseline(lambda d: d["config"].update(top_k=0)), says="config.top_k"),
+    Hostile("baseline-repeats-zero", USAGE, edit_baseline(lambda d: d["config"].update(repeats=0)), says="config.repeats"),
+    Hostile("baseline-negative-calls", USAGE, edit_baseline(lambda d: d.update(usage={"calls": -5})), says="usage.calls"),
+    Hostile("baseline-count-with-400-digits", USAGE, first_case(lambda c: c.update(answer_runs=10**400, answer_passes=1)), says="answer_runs"),
+    Hostile("baseline-schema-version-true", USAGE, edit_baseline(lambda d: d.update(schema_version=True)), says="schema_version true"),
+    Hostile("baseline-key-twice", USAGE, baseline_text('"format"', '"format": "x", "format"'), says="given twice"),
+    # strict JSON: a key twice (the first value silently lost), a lone surrogate (unsavable)
+    Hostile("golden-key-twice", USAGE, golden_raw('"question":', '"question": "first?", "question":'), says="'0.question' is given twice"),
+    Hostile("golden-lone-surrogate", USAGE, golden_raw('"question": "', '"question": "\\ud800'), says="golden.json:2"),
+    Hostile("outputs-lone-surrogate", USAGE, outputs_line(0, '{"id": "no-recovery-email", "answer": "x\\udc00", "contexts": []}'), project="outputs", says="outputs.jsonl:1"),
+    Hostile("python-returns-lone-surrogate-ok", OK, target("def answer(q):\n    return {'answer': \"I don't know.\\ud800\", 'contexts': []}\n"), project="python", args=("run", "--baseline", "none.json", "--json", "out.json")),
+    # judge labels as strict as golden sets
+    Hostile("labels-line-not-object", USAGE, write("labels.jsonl", "[1, 2]\n"), args=("judge", "validate", "--labels", "labels.jsonl"), says="labels.jsonl:1"),
+    Hostile("labels-line-deep", USAGE, write("labels.jsonl", DEEP + "\n"), args=("judge", "validate", "--labels", "labels.jsonl"), says="labels.jsonl:1"),
+    Hostile("labels-key-twice", USAGE, write("labels.jsonl", '{"case_id": "a", "case_id": "b", "criterion": "c", "verdict": "pass"}\n'), args=("judge", "validate", "--labels", "labels.jsonl"), says="given twice"),
+    Hostile("labels-case-id-list", USAGE, write("labels.jsonl", '{"case_id": ["a"], "criterion": "c", "verdict": "pass"}\n'), args=("judge", "validate", "--labels", "labels.jsonl"), says="case_id"),
+    Hostile("labels-csv-extra-field", USAGE, write("labels.csv", "case_id,criterion,verdict\na,c,pass,surprise\n"), args=("judge", "validate", "--labels", "labels.csv"), says="labels.csv:2"),
+    Hostile("labels-csv-unterminated-quote", USAGE, write("labels.csv", 'case_id,criterion,verdict\na,c,"pass\n'), args=("judge", "validate", "--labels", "labels.csv"), says="labels.csv:2"),
+    # run histories edited by hand
+    Hostile("history-negative-version", USAGE, history_db(version=-1), args=("history",), says="edited by hand"),
+    Hostile("history-negative-version-run", USAGE, history_db(version=-1), says="edited by hand"),
+    Hostile("history-row-counts-not-numbers-ok", OK, history_db(row={"totals": '{"n_errors": "lots", "n_answers": [1]}'}), args=("history",)),
+    Hostile("history-row-repeats-text-ok", OK, history_db(row={"config": '{"repeats": "x"}'}), args=("history",)),
+    # the run being compared had errors: `diff` says so and exits 3, as `run` did
+    Hostile("diff-errored-run-is-3", FAILURE, recorded_runs(lambda p: None, outputs_line(0, "")), args=("diff", "1", "2"), project="outputs", says="failed to run"),
+    # sweep's own copies of the table (.ragrail/sweep.*): unwritable is a warning, not exit 2
+    Hostile("sweep-state-dir-is-file-ok", OK, write(".ragrail", "not a folder"), args=("sweep",), says="the table was not saved"),
+    Hostile("sweep-json-flag-unwritable", USAGE, write(".ragrail", "not a folder"), args=("sweep", "--json", ".ragrail/t.json"), says="--json table"),
+    # a reason quoting a user's path stays one line
+    Hostile("error-line-with-newline-in-path", USAGE, args=("run", "--golden", "a\nWORSE:  x: 100% -> 0%.json"), says="golden", forbid=r"^\s*WORSE"),
 ]

@@ -1,0 +1,291 @@
+"""Reading a baseline: compact (version 2), or a whole saved run (``schema_version`` 1).
+
+Every field is checked in one pass over the questions, the common well-formed case
+with a few type tests; a problem is an InputError (exit 2) naming the file, the field
+and the question.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ragrail.baseline.model import (
+    CASE_METRICS,
+    FINGERPRINT_KEYS,
+    FORMAT,
+    MAX_COUNT,
+    VERSION,
+    Baseline,
+    BaselineCase,
+    gc_paused,
+)
+from ragrail.errors import InputError
+from ragrail.fileio import load_json
+from ragrail.results import RunConfig, Totals, _invalid, parse_run
+
+M = TypeVar("M", bound=BaseModel)
+
+_TOP_KEYS = frozenset({"cases", "config", "fingerprints", "format", "totals", "version"})
+_CASE_KEYS = frozenset({"answer", "cause", "errored", "id", "metrics", "retrieval"})
+_RETRIEVAL_KEYS = frozenset({"facts", "hit", "recall", "retrieved"})
+_ANSWER_KEYS = frozenset({"pass", "passes", "problems", "runs"})
+_METRIC_SET = frozenset(CASE_METRICS)
+
+
+def load_baseline(path: Path, what: str = "baseline") -> Baseline:
+    """Load a baseline, compact (version 2) or a whole saved run (``schema_version`` 1).
+
+    Every problem is an InputError (exit 2) naming the file and the field: broken
+    JSON, a NaN or infinite number, a value out of its range, a missing or unknown
+    field, more passes than answers, a case id given twice.
+    """
+    with gc_paused():
+        return parse_baseline(load_json(path, what), path, what)
+
+
+def parse_baseline(data: Any, path: Path | str, what: str = "baseline") -> Baseline:
+    """A baseline from its parsed JSON; see :func:`load_baseline`."""
+    if isinstance(data, dict) and "format" in data:
+        return _parse_compact(data, path, what)
+    return Baseline.from_run(parse_run(data, path, what))
+
+
+def _parse_compact(data: dict[str, Any], path: Path | str, what: str) -> Baseline:
+    where = str(path)
+    if data.get("format") != FORMAT:
+        raise InputError(
+            f"{what} has format {_shown(data.get('format'))}; "
+            f"this ragrail reads {json.dumps(FORMAT)}",
+            where,
+        )
+    version = data.get("version")
+    if type(version) is not int or version != VERSION:  # true and 2.0 are not 2
+        raise InputError(
+            f"{what} has version {_shown(version)}; this ragrail reads {VERSION}. "
+            "Re-create it with --save-baseline",
+            where,
+        )
+    _exact_keys(data, _TOP_KEYS, "", what, where)
+    config = _model(RunConfig, data["config"], "config", what, where)
+    totals = _model(Totals, data["totals"], "totals", what, where)
+    prints = _fingerprints(data["fingerprints"], what, where)
+    raw = data["cases"]
+    if type(raw) is not list:
+        raise InputError(f"{what} field 'cases': Input should be a valid list", where)
+    cases = [_case(c, i, what, where) for i, c in enumerate(raw)]
+    _unique_ids(cases, what, where)
+    return Baseline(config=config, totals=totals, cases=cases, fingerprints=prints)
+
+
+def _shown(value: object) -> str:
+    if value is None or isinstance(value, str | int | float | bool):
+        return json.dumps(value)
+    return type(value).__name__
+
+
+def _exact_keys(obj: dict[str, Any], keys: frozenset[str], at: str, what: str, where: str) -> None:
+    missing = sorted(keys - obj.keys())
+    if missing:
+        raise InputError(f"{what} field {at + missing[0]!r} is missing", where)
+    unknown = sorted(obj.keys() - keys)
+    if unknown:
+        raise InputError(f"{what} has an unknown field {at + unknown[0]!r}", where)
+
+
+def _model(model: type[M], value: Any, name: str, what: str, where: str) -> M:
+    """``value`` validated as ``model`` (config, totals), an error naming the field."""
+    if name == "totals" and isinstance(value, dict) and "stats" in value:
+        raise InputError(f"{what} has an unknown field 'totals.stats'", where)
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        holder = {name: value}
+        raise InputError(f"{what} {_invalid(exc, holder, name)}", where) from None
+
+
+def _fingerprints(value: Any, what: str, where: str) -> dict[str, str | None]:
+    if type(value) is not dict:
+        raise InputError(f"{what} field 'fingerprints': Input should be an object", where)
+    _exact_keys(value, frozenset(FINGERPRINT_KEYS), "fingerprints.", what, where)
+    for key in FINGERPRINT_KEYS:
+        v = value[key]
+        if v is not None and not (
+            type(v) is str
+            and v.startswith("sha256:")
+            and len(v) == 71
+            and all(ch in "0123456789abcdef" for ch in v[7:])
+        ):
+            raise InputError(
+                f"{what} field 'fingerprints.{key}': Input should be null or "
+                '"sha256:" and 64 hex digits',
+                where,
+            )
+    return {key: value[key] for key in FINGERPRINT_KEYS}
+
+
+def _case(c: Any, i: int, what: str, where: str) -> BaselineCase:
+    """One question, checked in one pass: the common, well-formed case costs a few type
+    tests; anything else goes to :func:`_case_problem` for a message naming the field."""
+    if (
+        type(c) is dict
+        and len(c) == 6
+        and c.keys() == _CASE_KEYS
+        and type(c["id"]) is str
+        and type(r := c["retrieval"]) is dict
+        and type(a := c["answer"]) is dict
+        and len(r) == 4
+        and r.keys() == _RETRIEVAL_KEYS
+        and len(a) == 4
+        and a.keys() == _ANSWER_KEYS
+        and type(facts := r["facts"]) is int
+        and type(retrieved := r["retrieved"]) is int
+        and 0 <= retrieved <= facts <= MAX_COUNT
+        and (r["hit"] is None or type(r["hit"]) is bool)
+        and ((recall := r["recall"]) is None or (type(recall) is float and 0.0 <= recall <= 1.0))
+        and (a["pass"] is None or type(a["pass"]) is bool)
+        and type(runs := a["runs"]) is int
+        and type(passes := a["passes"]) is int
+        and 0 <= passes <= runs <= MAX_COUNT
+        and type(problems := a["problems"]) is list
+        and (not problems or all(type(p) is str for p in problems))
+        and type(c["errored"]) is bool
+        and (c["cause"] is None or type(c["cause"]) is str)
+        and _are_rates(metrics := c["metrics"], _METRIC_SET)
+    ):
+        return BaselineCase(
+            c["id"], r["hit"], recall, facts, retrieved, a["pass"], passes, runs,
+            problems, c["errored"], c["cause"], metrics,
+        )  # fmt: skip
+    _case_problem(c, i, what, where)
+    # well-formed after all: numbers written as integers (a hand-typed 1 for 1.0)
+    return BaselineCase(
+        c["id"], c["retrieval"]["hit"], _float(c["retrieval"]["recall"]), c["retrieval"]["facts"],
+        c["retrieval"]["retrieved"], c["answer"]["pass"], c["answer"]["passes"],
+        c["answer"]["runs"], c["answer"]["problems"], c["errored"], c["cause"],
+        {k: float(v) for k, v in c["metrics"].items()},
+    )  # fmt: skip
+
+
+def _float(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _are_rates(values: Any, names: frozenset[str]) -> bool:
+    return (
+        type(values) is dict
+        and values.keys() <= names
+        and all(type(v) is float and 0.0 <= v <= 1.0 for v in values.values())
+    )
+
+
+def _case_problem(c: Any, i: int, what: str, where: str) -> None:
+    """Raise the InputError that names what is wrong with case ``i``; return when only
+    the number types differ from what ragrail writes (integers for rates)."""
+    at = f"cases.{i}"
+    if type(c) is not dict:
+        raise InputError(f"{what} field {at!r}: Input should be an object", where)
+    who = f" (case {c['id']!r})" if type(c.get("id")) is str else ""
+
+    def bad(name: str, message: str, value: object = None) -> InputError:
+        got = ""
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            number = repr(value)
+            got = f" (got {number if len(number) <= 40 else number[:20] + '…'})"
+        return InputError(f"{what} field {at + '.' + name!r}{who}: {message}{got}", where)
+
+    missing = sorted(_CASE_KEYS - c.keys())
+    if missing:
+        raise InputError(f"{what} field {at + '.' + missing[0]!r}{who} is missing", where)
+    unknown = sorted(c.keys() - _CASE_KEYS)
+    if unknown:
+        raise InputError(f"{what} has an unknown field {at + '.' + unknown[0]!r}{who}", where)
+    if type(c["id"]) is not str:
+        raise bad("id", "Input should be a valid string")
+    for group, keys in (("retrieval", _RETRIEVAL_KEYS), ("answer", _ANSWER_KEYS)):
+        value = c[group]
+        if type(value) is not dict:
+            raise bad(group, "Input should be an object")
+        missing = sorted(keys - value.keys())
+        if missing:
+            raise InputError(
+                f"{what} field {f'{at}.{group}.{missing[0]}'!r}{who} is missing", where
+            )
+        unknown = sorted(value.keys() - keys)
+        if unknown:
+            raise InputError(
+                f"{what} has an unknown field {f'{at}.{group}.{unknown[0]}'!r}{who}", where
+            )
+    r, a = c["retrieval"], c["answer"]
+    for name, value in (
+        ("retrieval.facts", r["facts"]),
+        ("retrieval.retrieved", r["retrieved"]),
+        ("answer.runs", a["runs"]),
+        ("answer.passes", a["passes"]),
+    ):
+        _check_count(value, name, bad)
+    if r["retrieved"] > r["facts"]:
+        raise bad(
+            "retrieval.retrieved",
+            f"{r['retrieved']} is more than retrieval.facts ({r['facts']})",
+        )
+    if a["passes"] > a["runs"]:
+        raise bad("answer.passes", f"{a['passes']} is more than answer.runs ({a['runs']})")
+    for name, value in (("retrieval.hit", r["hit"]), ("answer.pass", a["pass"])):
+        if value is not None and type(value) is not bool:
+            raise bad(name, "Input should be a valid boolean or null")
+    if r["recall"] is not None:
+        _check_rate(r["recall"], "retrieval.recall", bad)
+    if type(a["problems"]) is not list or not all(type(p) is str for p in a["problems"]):
+        raise bad("answer.problems", "Input should be a list of strings")
+    if type(c["errored"]) is not bool:
+        raise bad("errored", "Input should be a valid boolean")
+    if c["cause"] is not None and type(c["cause"]) is not str:
+        raise bad("cause", "Input should be a valid string or null")
+    metrics = c["metrics"]
+    if type(metrics) is not dict:
+        raise bad("metrics", "Input should be an object")
+    unknown = sorted(metrics.keys() - _METRIC_SET)
+    if unknown:
+        raise InputError(
+            f"{what} has an unknown field {f'{at}.metrics.{unknown[0]}'!r}{who}", where
+        )
+    for name in sorted(metrics):
+        _check_rate(metrics[name], f"metrics.{name}", bad)
+
+
+def _check_count(value: Any, name: str, bad: Any) -> None:
+    if type(value) is not int:
+        raise bad(name, "Input should be a valid integer", value)
+    if value < 0:
+        raise bad(name, "Input should be greater than or equal to 0", value)
+    if value > MAX_COUNT:
+        raise bad(name, f"Input should be less than or equal to {MAX_COUNT}", value)
+
+
+def _check_rate(value: Any, name: str, bad: Any) -> None:
+    if type(value) not in (int, float):
+        raise bad(name, "Input should be a valid number")
+    if type(value) is float and not math.isfinite(value):  # 1e400 reads as inf
+        raise bad(name, "Input should be a finite number", value)
+    if value < 0:
+        raise bad(name, "Input should be greater than or equal to 0", value)
+    if value > 1:
+        raise bad(name, "Input should be less than or equal to 1", value)
+
+
+def _unique_ids(cases: Iterable[BaselineCase], what: str, where: str) -> None:
+    first: dict[str, int] = {}
+    for i, case in enumerate(cases):
+        j = first.setdefault(case.id, i)
+        if j != i:
+            raise InputError(
+                f"{what} has case {case.id!r} twice (cases.{j} and cases.{i}): "
+                "which one to compare with would be a guess",
+                where,
+            )

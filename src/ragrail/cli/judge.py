@@ -1,0 +1,280 @@
+"""``ragrail judge validate`` and ``ragrail judge pairwise``: checking the LLM judge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ragrail.cli.common import (
+    CONTEXT,
+    PATH,
+    RUN_REFS,
+    json_option,
+    load_project,
+    load_run_ref,
+    with_options,
+)
+from ragrail.cli.run_options import judge_call_options
+from ragrail.cli.ui import Out, check_json_target, output_options
+from ragrail.errors import EXIT_OK, EXIT_SYSTEM, InputError
+
+
+@click.group("judge", context_settings=CONTEXT)
+def judge_group() -> None:
+    """Check the LLM judge: validate it against human labels, compare two runs pairwise."""
+
+
+judge_options = [
+    click.option("--config", "-c", type=PATH, help="Project file."),
+    click.option("--example", metavar="NAME", help="A bundled example's project."),
+    click.option(
+        "--judge",
+        type=click.Choice(["claude", "anthropic", "openai"]),
+        help="The judge (default: the config's [judge]).",
+    ),
+    click.option("--judge-model", metavar="NAME", help="The judge's model."),
+    click.option("--judge-base-url", metavar="URL", help="The judge's API base URL."),
+    *judge_call_options(),
+]
+
+
+def judge_for(
+    project: Any,
+    judge: str | None,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    **calls: Any,
+) -> Any:
+    """The judge of `ragrail judge ...`; ``calls``: judge_concurrency, judge_timeout,
+    judge_max_retries (None: the config's)."""
+    from ragrail import app
+
+    overrides = app.Overrides(
+        judge=judge, judge_model=judge_model, judge_base_url=judge_base_url, **calls
+    )
+    cfg = app.judge_config(project, overrides)
+    if cfg is None:
+        raise InputError(
+            "no judge: pass --judge claude|openai or add [judge] provider = ... to ragrail.toml"
+        )
+    return app.build_judge(project, cfg)
+
+
+def _pct_ci(value: float | None, ci: tuple[float, float] | None) -> str:
+    if value is None:
+        return "-"
+    interval = f"  [{ci[0]:.0%}, {ci[1]:.0%}]" if ci else ""
+    return f"{value:.0%}{interval}"
+
+
+@judge_group.command("validate", context_settings=RUN_REFS)
+@click.option(
+    "--labels",
+    "-l",
+    "labels_path",
+    type=PATH,
+    required=True,
+    help="Human verdicts: CSV or JSONL with case_id, criterion, verdict (pass/fail or 1-5).",
+)
+@click.option(
+    "--run",
+    "run_ref",
+    default="latest",
+    show_default=True,
+    help="The run whose answers to judge: an id, latest, -N, or a results .json file.",
+)
+@with_options(judge_options)
+@json_option("the agreement per criterion")
+@output_options()
+def judge_validate(
+    labels_path: Path,
+    run_ref: str,
+    config: Path | None,
+    example: str | None,
+    judge: str | None,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    json_path: Path | None,
+    **calls: Any,
+) -> int:
+    """Measure the judge against human labels, and store the result.
+
+    Prints agreement, Cohen's kappa (Spearman for 1-5 scales), the true-positive
+    and true-negative rates, the confusion matrix, each with a 95% interval, and
+    the disagreements to read. A run may gate on a judge criterion only after a
+    validation of that judge (model, prompt and rubric) with kappa of at least
+    [judge] min_kappa (0.6).
+
+    A labelled case the judge failed on, or gave no verdict for, is left out of
+    the agreement (never counted as "fail") and listed; when the judge failed on
+    any, nothing is stored and the exit code is 3.
+    """
+    from ragrail.history import History
+    from ragrail.judge import load_labels, validate_judge
+    from ragrail.reports.machine import validation_json
+    from ragrail.reports.text import visible
+
+    check_json_target(json_path, "--json validation")
+    out = Out(json_path)
+    project = load_project(config, example)
+    labels = load_labels(labels_path)
+    run = load_run_ref(run_ref, project)
+    the_judge = judge_for(project, judge, judge_model, judge_base_url, **calls)
+    validation = validate_judge(the_judge, run, labels)
+    crit_by_name = {c.name: c for c in the_judge.config.criteria}
+    min_kappa = the_judge.config.min_kappa
+    stored: dict[str, dict[str, Any]] = {}
+    store = History(project.state_dir / "history.sqlite")
+    try:
+        for a in validation.agreements:
+            _print_agreement(out, the_judge.label, validation.left_out_of(a.criterion), a)
+            if validation.failed:
+                continue  # a validation over the cases the judge managed is not stored
+            key = the_judge.key(crit_by_name.get(a.criterion))
+            vid = store.record_validation(key, the_judge.label, a.criterion, a)
+            score = a.kappa if a.kappa is not None else a.spearman
+            ok = score is not None and score >= min_kappa
+            stored[a.criterion] = {"stored": vid, "judge_key": key, "gates_allowed": ok}
+            gates = (
+                f"gates on {a.criterion!r} are allowed"
+                if ok
+                else f"below min_kappa {min_kappa}: gates stay refused"
+            )
+            out.say(f"  stored as validation {vid} (judge key {key}); {gates}")
+            if out.quiet:
+                shown = "-" if score is None else f"{score:.2f}"
+                out.verdict(f"{visible(a.criterion)}: {shown} over {a.n} labels; {gates}")
+    finally:
+        store.close()
+    for case_id, criterion, why in validation.left_out:
+        out.say(f"  left out {visible(case_id)} ({visible(criterion)}): {visible(why)}")
+    for case_id, criterion, why in validation.failed:
+        out.say(f"  JUDGE ERROR {visible(case_id)} ({visible(criterion)}): {visible(why)}")
+    out.json(
+        validation_json(the_judge.label, validation, stored, min_kappa),
+        json_path,
+        "--json validation",
+    )
+    if validation.failed:
+        click.echo(
+            f"ragrail: the judge failed on {len(validation.failed)} labelled case(s) (listed "
+            "above); the agreement shown leaves them out and was not stored; exit 3",
+            err=True,
+        )
+        return EXIT_SYSTEM
+    return EXIT_OK
+
+
+def _print_agreement(out: Out, label: str, skipped: int, a: Any) -> None:
+    from ragrail.reports.text import visible
+
+    out.say(
+        f"Judge {visible(label)} vs {a.n} human labels: criterion "
+        f"{visible(repr(a.criterion))} ({a.scale})"
+    )
+    if skipped:
+        out.say(f"  left out          {skipped} labelled case(s) with no verdict (below)")
+    out.say(f"  agreement         {_pct_ci(a.agreement, a.agreement_ci)}")
+    if a.scale == "pass_fail":
+        ci = f"  [{a.kappa_ci[0]:.2f}, {a.kappa_ci[1]:.2f}]" if a.kappa_ci else ""
+        out.say(f"  Cohen's kappa     {'-' if a.kappa is None else f'{a.kappa:.2f}'}{ci}")
+        out.say(
+            f"  true positive     {_pct_ci(a.tpr, a.tpr_ci)}  "
+            f"(judge passes what people pass; n={a.tpr_n})"
+        )
+        out.say(
+            f"  true negative     {_pct_ci(a.tnr, a.tnr_ci)}  "
+            f"(judge fails what people fail; n={a.tnr_n})"
+        )
+        m = a.confusion
+        out.say("  confusion         judge pass  judge fail")
+        out.say(f"    people pass     {m['hp_jp']:>10}  {m['hp_jf']:>10}")
+        out.say(f"    people fail     {m['hf_jp']:>10}  {m['hf_jf']:>10}")
+    else:
+        ci = f"  [{a.spearman_ci[0]:.2f}, {a.spearman_ci[1]:.2f}]" if a.spearman_ci else ""
+        out.say(f"  Spearman          {'-' if a.spearman is None else f'{a.spearman:.2f}'}{ci}")
+    if a.disagreements:
+        out.say(f"  disagreements ({len(a.disagreements)}), worth reading:")
+
+        def word(v: float) -> str:
+            return ("pass" if v else "fail") if a.scale == "pass_fail" else f"{v:g}"
+
+        for case_id, human, verdict, reason in a.disagreements:
+            out.say(
+                f"    {visible(case_id)}: people {word(human)}, judge {word(verdict)}"
+                + (f": {visible(reason)}" if reason else "")
+            )
+
+
+@judge_group.command("pairwise", context_settings=RUN_REFS)
+@click.argument("run_a", metavar="RUN_A")
+@click.argument("run_b", metavar="RUN_B")
+@with_options(judge_options)
+@json_option("the verdicts and counts")
+@output_options()
+def judge_pairwise(
+    run_a: str,
+    run_b: str,
+    config: Path | None,
+    example: str | None,
+    judge: str | None,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    json_path: Path | None,
+    **calls: Any,
+) -> int:
+    """Which run answers better, per question, with the answers shown in both orders.
+
+    RUN_A and RUN_B are run ids (latest, -N) or results .json files. Only verdicts
+    that agree across the swap count (a judge that prefers whatever comes first
+    cannot decide); prints wins, ties, losses, the swap-disagreement rate and an
+    exact sign test. A question that errored in either run, or that the judge
+    failed on, is listed with its reason, and the exit code is 3.
+    """
+    import warnings
+
+    from ragrail.judge import pairwise, same_family_warning
+    from ragrail.reports.machine import pairwise_json
+    from ragrail.reports.terminal import usage_cost
+    from ragrail.reports.text import visible
+
+    check_json_target(json_path, "--json verdicts")
+    out = Out(json_path)
+    project = load_project(config, example)
+    a, b = load_run_ref(run_a, project), load_run_ref(run_b, project)
+    the_judge = judge_for(project, judge, judge_model, judge_base_url, **calls)
+    warning = same_family_warning(the_judge, [a.config.model, b.config.model])
+    if warning:
+        warnings.warn(warning, stacklevel=1)
+    result = pairwise(the_judge, a, b)
+    out.json(pairwise_json(the_judge.label, result, the_judge.usage), json_path, "--json verdicts")
+    out.say(
+        f"Pairwise: B ({run_b}) vs A ({run_a}), judged by {the_judge.label}, {result.n} questions"
+    )
+    for case_id, verdict in result.per_case:
+        out.say(f"  {visible(case_id):<24}{visible(verdict)}")
+    if result.unmatched:
+        out.say(f"  not in both runs (not compared): {visible(', '.join(result.unmatched))}")
+    rate = "-" if result.swap_rate is None else f"{result.swap_rate:.0%}"
+    out.verdict(
+        f"  B better {result.wins}, ties {result.ties}, A better {result.losses}; "
+        f"changed with the order {result.swap_disagreements} ({rate}); errors {result.errors}"
+    )
+    out.say(
+        "  sign test (B vs A, ties and order-dependent verdicts left out): "
+        f"p={result.sign_test_p:.3f}"
+    )
+    u = the_judge.usage
+    out.say(
+        f"  judge calls {u.calls} made, {u.cached} cached, {u.errors} failed; cost {usage_cost(u)}"
+    )
+    if result.errored:
+        click.echo(
+            f"ragrail: {len(result.errored)} question(s) not compared: they errored in a run "
+            "or the judge failed on them (listed as ERROR above); exit 3",
+            err=True,
+        )
+        return EXIT_SYSTEM
+    return EXIT_OK

@@ -1,0 +1,185 @@
+"""``ragrail run`` and ``ragrail demo``: flags in, the application layer, lines out."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import click
+
+from ragrail.cli.common import CONTEXT, colour
+from ragrail.cli.run_options import RunOptions, run_options
+from ragrail.cli.ui import Out, output_options
+from ragrail.errors import EXIT_OK, EXIT_SYSTEM, InputError
+
+
+@click.command(context_settings=CONTEXT)
+@run_options
+@output_options()
+def run(**kwargs: Any) -> int:
+    """Evaluate the project: score every golden question and compare with the baseline.
+
+    Reads ./ragrail.toml (or --config); flags override it. Prints the scorecard,
+    then the per-question diff against the baseline. Exits 1 when a question
+    that passed in the baseline fails now (its retrieval recall dropped, or its
+    answer passed and now fails), 3 when a model call failed after its retries.
+
+    \b
+    Real answers (keys come from the environment only):
+      ragrail run --claude                                   # ANTHROPIC_API_KEY
+      ragrail run --answerer openai --model NAME --base-url URL   # OPENAI_API_KEY
+    Replies are cached in .ragrail/cache.sqlite: an unchanged re-run calls nothing.
+    """
+    return run_and_report(RunOptions(**kwargs))
+
+
+@click.command(context_settings=CONTEXT)
+@run_options
+@output_options()
+def demo(**kwargs: Any) -> int:
+    """Run the bundled Kitebase example against its bundled baseline.
+
+    Takes every flag of `ragrail run`. Try --top-k 1, --chunk-words 50 or
+    --chunk-words 25 to see what a change breaks; `echo $?` shows the exit code
+    CI would see.
+    """
+    opts = RunOptions(**kwargs)
+    if opts.config is not None:
+        raise click.UsageError("demo runs the bundled example; use `ragrail run --config` instead")
+    opts.example = opts.example or "kitebase"
+    return run_and_report(opts)
+
+
+def overrides(opts: RunOptions) -> Any:  # -> app.Overrides
+    from ragrail.app import Overrides
+
+    return Overrides.of(asdict(opts))
+
+
+def run_and_report(opts: RunOptions) -> int:
+    """Evaluate through the application layer, then print what it found."""
+    from ragrail import app
+    from ragrail.errors import EXIT_INTERRUPTED
+    from ragrail.reports.machine import to_stdout
+    from ragrail.reports.progress import call_progress
+
+    if opts.example and opts.config:
+        raise click.UsageError("--example and --config contradict each other")
+    if opts.example and opts.save_baseline and opts.baseline is None:
+        raise InputError(
+            f"the {opts.example} example's bundled baseline is read-only; copy the example with "
+            f"`ragrail example {opts.example} DIR` and run `ragrail run --save-baseline` there "
+            "(or pass --baseline PATH)"
+        )
+    out = Out(opts.json_path)
+    project = app.load_project(opts.config, opts.example)
+    outputs = [
+        (None if to_stdout(opts.json_path) else opts.json_path, "--json results"),
+        (opts.junit, "--junit report"),
+        (opts.markdown, "--markdown summary"),
+    ]
+    prepared = app.prepare(
+        project, overrides(opts), outputs=outputs, save_baseline=opts.save_baseline
+    )
+    if opts.dry_run:
+        from ragrail.reports.terminal import plan_text
+
+        dry = app.dry_run_plan(prepared)
+        out.verdict(plan_text(dry.plan, dry.n_cases, dry.skipped, dry.judge))
+        return EXIT_OK
+    _describe_inputs(out, prepared)
+    try:
+        evaluation = app.run(prepared, call_progress)
+    except app.Interrupted as exc:
+        click.echo(f"ragrail: interrupted: {exc}", err=True)
+        return EXIT_INTERRUPTED
+    for note in evaluation.notes:
+        out.say(note)
+    if prepared.history is not None:
+        result_id = app.record(project, evaluation.result, prepared.history)
+        if result_id is not None and not out.quiet:
+            click.echo(
+                f"(recorded as run {result_id}: `ragrail history`, `ragrail report`)", err=True
+            )
+    return _report(opts, project.config, evaluation, out)
+
+
+def _describe_inputs(out: Out, prepared: Any) -> None:
+    """-v: what this run reads and where it is recorded."""
+    project = prepared.project
+    baseline = prepared.baseline_path if prepared.baseline is not None else "none yet"
+    out.detail(f"project   {project.config_path or project.root}")
+    out.detail(f"golden    {prepared.golden.path} ({len(prepared.golden.cases)} questions)")
+    out.detail(f"baseline  {baseline}")
+    out.detail(f"history   {prepared.history or 'not recorded'}")
+    out.detail()
+
+
+def _report(opts: RunOptions, cfg: Any, evaluation: Any, out: Out) -> int:
+    from ragrail import app
+    from ragrail.reports.terminal import diff_text, reruns_text, scorecard, verdict_lines
+
+    result, baseline_path = evaluation.result, evaluation.baseline_path
+    out.say(scorecard(result, metrics=opts.metrics or cfg.report.metrics or out.verbose))
+    if evaluation.reruns:  # made before the scorecard, so their calls are in its totals
+        out.say()
+        out.say(reruns_text(evaluation.reruns))
+    diff = app.compare_with_baseline(result, evaluation.baseline)
+    if diff is not None:
+        out.say()
+        out.say(colour(diff_text(diff)))
+        if out.quiet:
+            out.verdict(colour("\n".join(verdict_lines(diff))))
+    elif not opts.save_baseline:
+        out.verdict(
+            f"{'' if out.quiet else chr(10)}No baseline at {baseline_path} yet: run with "
+            "--save-baseline to create one."
+        )
+    _write_outputs(opts, result, diff, out)
+    failed = app.failures(result, diff)
+    if failed is not None:
+        shown = "ERROR or JUDGE ERROR" if app.judge_errors(result) else "ERROR"
+        click.echo(f"ragrail: {failed} (shown as {shown} above); exit 3", err=True)
+        if opts.save_baseline:
+            click.echo(
+                f"ragrail: not saving a baseline to {baseline_path}: it would record "
+                "failed calls as the expected result; fix or re-run them, then save",
+                err=True,
+            )
+        return EXIT_SYSTEM
+    if opts.save_baseline:
+        app.save_baseline(
+            result, baseline_path, docs=evaluation.docs, golden=evaluation.golden_path
+        )
+        out.verdict(f"Saved baseline to {baseline_path}: commit it with the change it accepts.")
+        return EXIT_OK
+    code = app.exit_code(result, diff, evaluation.judge_failed)
+    if code == EXIT_SYSTEM:
+        click.echo(
+            f"ragrail: the judge failed on {evaluation.judge_failed} question(s) "
+            "(see JUDGE ERROR above); exit 3",
+            err=True,
+        )
+    return code
+
+
+def _write_outputs(opts: RunOptions, result: Any, diff: Any, out: Out) -> None:
+    """--json (a file, or stdout with -), --junit and --markdown, each written whole."""
+    if opts.json_path is not None:
+        if out.json_to_stdout:
+            click.echo(result.to_json(), nl=False)
+        else:
+            result.save(opts.json_path, "--json results")
+            out.say(f"Wrote results to {opts.json_path}")
+    if opts.junit:
+        from ragrail.fileio import atomic_write_text
+        from ragrail.reports.junit import junit_xml
+
+        atomic_write_text(opts.junit, junit_xml(result, diff), "--junit report")
+        out.say(f"Wrote JUnit XML to {opts.junit}")
+    if opts.markdown:
+        from ragrail.fileio import atomic_write_text
+        from ragrail.reports.markdown import markdown_summary
+
+        atomic_write_text(opts.markdown, markdown_summary(result, diff), "--markdown summary")
+        out.say(f"Wrote the Markdown summary to {opts.markdown}")
