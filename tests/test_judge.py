@@ -618,3 +618,21 @@ def test_pairwise_lists_questions_that_errored_in_either_run_and_exits_3(cli, tm
     assert "invented-voucher ERROR judge failed: HTTP 503 api_error (after 1 attempt)" in text
     assert "B better 0, ties 2, A better 0; changed with the order 0 (0%); errors 2" in text
     assert "2 question(s) not compared" in r.err and r.err.rstrip().endswith("exit 3")
+
+
+def test_pairwise_header_shows_run_names_and_the_judge_model_escaped(cli, tmp_path):
+    """The run refs and the judge's model name are user text: an ESC sequence or a line
+    break in them is shown, never played on the reader's terminal."""
+    dest = late_refund(cli, tmp_path)
+    a, b = tmp_path / "a\x1b[2J.json", tmp_path / "b\nWORSE: x.json"
+    assert cli("run", "--json", str(a), "--no-history", cwd=dest).code == 0
+    assert cli("run", "--json", str(b), "--no-history", cwd=dest).code == 0
+    with FakeLLM(lambda req: Reply(text=json.dumps({"better": "tie", "reason": "same"}))) as fake:
+        r = cli(
+            "judge", "pairwise", str(a), str(b), "--judge", "claude",
+            "--judge-model", "claude\x1b[31m-x", "--judge-base-url", fake.url, cwd=dest,
+        )
+    assert r.code == 0, r.err
+    assert "\x1b" not in r.out
+    assert not any(line.startswith("WORSE") for line in r.out.splitlines())
+    assert "a\\x1b[2J.json" in r.out and "claude\\x1b[31m-x" in r.out

@@ -138,7 +138,7 @@ def judge_validate(
             ok = score is not None and score >= min_kappa
             stored[a.criterion] = {"stored": vid, "judge_key": key, "gates_allowed": ok}
             gates = (
-                f"gates on {a.criterion!r} are allowed"
+                f"gates on {visible(repr(a.criterion))} are allowed"
                 if ok
                 else f"below min_kappa {min_kappa}: gates stay refused"
             )
@@ -251,7 +251,8 @@ def judge_pairwise(
     result = pairwise(the_judge, a, b)
     out.json(pairwise_json(the_judge.label, result, the_judge.usage), json_path, "--json verdicts")
     out.say(
-        f"Pairwise: B ({run_b}) vs A ({run_a}), judged by {the_judge.label}, {result.n} questions"
+        f"Pairwise: B ({visible(run_b)}) vs A ({visible(run_a)}), judged by "
+        f"{visible(the_judge.label)}, {result.n} questions"
     )
     for case_id, verdict in result.per_case:
         out.say(f"  {visible(case_id):<24}{visible(verdict)}")
