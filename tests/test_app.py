@@ -32,9 +32,7 @@ def _docs_answer(question: str) -> dict:
     }
 
 
-def test_the_pipeline_from_python_gives_the_articles_figures_and_prints_nothing(
-    project, capsys
-):
+def test_the_pipeline_from_python_gives_the_articles_figures_and_prints_nothing(project, capsys):
     evaluation = app.evaluate(project, app.Overrides(no_history=True))
     totals = evaluation.result.totals
     assert (round(totals.hit_rate * 100), round(totals.recall * 100)) == (91, 86)
@@ -145,7 +143,7 @@ def test_load_project_refuses_two_sources_and_a_missing_file(tmp_path, monkeypat
     with pytest.raises(InputError, match="contradict"):
         app.load_project(tmp_path / "ragrail.toml", "kitebase")
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(InputError, match="no ragrail.toml in this folder"):
+    with pytest.raises(InputError, match=r"no ragrail\.toml in this folder"):
         app.load_project()
     assert app.default_project(tmp_path).golden == tmp_path / "golden.json"
 

@@ -148,7 +148,12 @@ def test_a_damaged_cache_is_set_aside_under_a_unique_name(tmp_path, monkeypatch)
         '{"text": 5}',
         '{"text": "ok", "input_tokens": -1}',
         '{"text": "ok", "output_tokens": "many"}',
+        # hand edits that once crashed the run that read them
+        '{"text": "ok", "input_tokens": 100000000000000000000000000000}',
+        '{"text": "a\\ud800b"}',
+        "[" * 100_000 + "]" * 100_000,
     ],
+    ids=["text", "array", "no-text", "text-number", "negative", "many", "1e29", "surrogate", "deep"],
 )
 def test_a_row_that_is_not_a_reply_is_a_miss_and_is_replaced(tmp_path, stored):
     cache = ResponseCache(tmp_path / "cache.sqlite")
@@ -174,3 +179,18 @@ def test_cache_stats_on_a_newer_cache_exits_2(cli, tmp_path):
     assert r.code == 2 and "newer ragrail" in r.err and "Traceback" not in r.err
     r = cli("cache", "clear")
     assert r.code == 2
+
+
+def test_a_cache_with_a_negative_schema_version_is_refused_not_migrated(cli, tmp_path):
+    """A version below 0 was written by hand: migrating from it would replay the wrong
+    scripts. A run goes on without the cache; the cache commands say why (exit 2)."""
+    path = tmp_path / ".ragrail" / "cache.sqlite"
+    path.parent.mkdir()
+    ResponseCache(path).close()
+    sqlite3.connect(path).execute("PRAGMA user_version = -3").connection.close()
+    with pytest.warns(UserWarning, match="edited by hand"):
+        cache = ResponseCache(path)
+    assert cache.disabled is not None
+    r = cli("cache", "stats")
+    assert r.code == 2 and "edited by hand" in r.err and "Traceback" not in r.err
+    assert statedb.peek_version(path) == -3  # left as it was

@@ -134,3 +134,27 @@ def test_errors_in_a_real_shell_have_no_traceback(project):
     r = run_shell("run", "--golden", "nope.json", cwd=project)
     assert r.code == 2
     assert "nope.json: golden set not found" in one_line_error(r.err)
+
+
+@pytest.mark.parametrize(
+    ("flag", "what"),
+    [("--json", "--json results"), ("--junit", "--junit report"), ("--markdown", "--markdown summary")],
+)
+def test_a_failed_output_write_names_the_output_it_was(cli, project, monkeypatch, flag, what):
+    """A full disk while writing an output: exit 3, naming which output (not "the output"),
+    and no temp file left beside it."""
+    import errno
+    import os
+
+    import ragrail.fileio
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(ragrail.fileio.os, "fsync", full)
+    r = cli("run", "--no-history", flag, "out.file", cwd=project)
+    assert r.code == 3, r.err
+    line = one_line_error(r.err)
+    assert f"cannot write the {what}: No space left on device" in line
+    assert not (project / "out.file").exists()
+    assert not list(project.glob(".out.file.*"))

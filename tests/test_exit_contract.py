@@ -196,6 +196,24 @@ def test_a_failing_disk_is_exit_3_in_one_line(cli, project, reports, monkeypatch
     assert list(reports.iterdir()) == []  # not a bug: no report
 
 
+def test_a_folder_copy_that_fills_the_disk_is_exit_3_in_one_line(cli, project, reports, monkeypatch):
+    """shutil.copytree gathers its failures in one shutil.Error: on a full disk that is
+    the disk failing, named by its first file, not an internal error listing them all."""
+    import shutil
+
+    failures = [
+        (f"src/{n}.md", f"dst/{n}.md", f"[Errno 28] No space left on device: 'src/{n}.md'")
+        for n in ("a", "b", "c")
+    ]
+    fail_with(monkeypatch, shutil.Error(failures))
+    r = cli("run", cwd=project)
+    assert r.code == 3
+    assert only_line(r.err) == (
+        "ragrail: error: cannot write to disk: dst/a.md: No space left on device (and 2 more)"
+    )
+    assert list(reports.iterdir()) == []  # not a bug: no report
+
+
 @pytest.mark.parametrize("code", [errno.EACCES, errno.EISDIR, errno.ENOTDIR])
 def test_an_unusable_path_is_exit_2_naming_it(cli, project, reports, monkeypatch, code):
     fail_with(monkeypatch, OSError(code, os.strerror(code), "out/x.json"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import time
 import warnings
@@ -214,16 +215,28 @@ class ResponseCache:
             self._db = None
 
 
+MAX_TOKENS = 2**53  # as a reply's usage: a larger count is not one
+
+
 def _reply(text: object) -> dict[str, Any] | None:
-    """A cached reply as the call layer stored it, or None for anything else."""
+    """A cached reply as the call layer stored it, or None for anything else: a row
+    edited by hand (nested too deeply, a count no server sends, a lone surrogate that no
+    results file could hold) is a miss, and the fresh reply replaces it."""
     try:
         reply = json.loads(text)  # type: ignore[arg-type]
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return None
     if not isinstance(reply, dict) or not isinstance(reply.get("text"), str):
         return None
+    if _SURROGATE.search(reply["text"]):
+        return None
     for field in ("input_tokens", "output_tokens"):
         n = reply.get(field)
-        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
+        if n is not None and (
+            not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_TOKENS
+        ):
             return None
     return reply
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")

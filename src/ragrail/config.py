@@ -237,11 +237,16 @@ def non_finite(data: Any, prefix: str = "") -> tuple[str, float] | None:
 
 
 def load_config(path: Path) -> Project:
-    text = read_text(path, "config file")
+    # a BOM is how Windows editors save UTF-8; TOML itself does not allow one
+    text = read_text(path, "config file").removeprefix("\ufeff")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"invalid TOML: {exc}", str(path)) from None
+    except RecursionError:
+        raise InputError(
+            "invalid TOML: arrays or tables nested too deeply to read", str(path)
+        ) from None
     found = non_finite(data)
     if found is not None:
         raise InputError(f"key {found[0]!r}: {found[1]} is not a finite number", str(path))

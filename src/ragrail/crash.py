@@ -16,6 +16,7 @@ import contextlib
 import errno
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import time
@@ -108,6 +109,10 @@ def describe(exc: BaseException) -> Crash:
         found = _os_error(exc)
         if found is not None:
             return found
+    if isinstance(exc, shutil.Error):
+        found = _copy_error(exc)
+        if found is not None:
+            return found
     if isinstance(exc, RecursionError):
         return Crash(
             EXIT_SYSTEM,
@@ -141,6 +146,27 @@ def _os_error(exc: OSError) -> Crash | None:
         return Crash(EXIT_SYSTEM, f"cannot write to disk: {name}{reason}", internal=False)
     if exc.errno in PATH_ERRNOS and exc.filename is not None:
         return Crash(EXIT_USAGE, one_line(f"{name}{reason}"), internal=False)
+    return None
+
+
+def _copy_error(exc: shutil.Error) -> Crash | None:
+    """A folder copy (shutil.copytree) that failed on a full or failing disk: exit 3 with
+    the first file it could not write, not an internal error listing every file."""
+    import re
+
+    failures = exc.args[0] if exc.args and isinstance(exc.args[0], list) else []
+    for item in failures:
+        if not (isinstance(item, tuple) and len(item) == 3):
+            continue
+        _src, dst, why = item
+        m = re.search(r"\[Errno (\d+)\] ([^:]+)", str(why))
+        if m and int(m.group(1)) in DISK_ERRNOS:
+            more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+            return Crash(
+                EXIT_SYSTEM,
+                one_line(f"cannot write to disk: {dst}: {m.group(2)}{more}"),
+                internal=False,
+            )
     return None
 
 

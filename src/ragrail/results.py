@@ -214,8 +214,8 @@ class RunConfig(_Model):
 
     name: str
     chunking: str
-    chunk_words: Count | None = None
-    top_k: int = Field(ge=1, le=2**53)
+    chunk_words: int | None = Field(default=None, ge=0)
+    top_k: int = Field(ge=1)  # no upper bound: --top-k 10**21 is a (silly) valid run
     min_score: float
     retriever: str
     answerer: str

@@ -614,6 +614,15 @@ CASES: list[Hostile] = [
     # sweep's own copies of the table (.ragrail/sweep.*): unwritable is a warning, not exit 2
     Hostile("sweep-state-dir-is-file-ok", OK, write(".ragrail", "not a folder"), args=("sweep",), says="the table was not saved"),
     Hostile("sweep-json-flag-unwritable", USAGE, write(".ragrail", "not a folder"), args=("sweep", "--json", ".ragrail/t.json"), says="--json table"),
+    # numbers far past any sense are still numbers: no overflow, no crash
+    Hostile("flag-top-k-21-digits-ok", OK, args=("run", "--top-k", "999999999999999999999", "--baseline", "none.json")),
+    Hostile("flag-chunk-words-21-digits-ok", OK, args=("run", "--chunk-words", "999999999999999999999", "--baseline", "none.json")),
+    Hostile("python-timeout-1e300-ok", OK, project="python", args=("run", "--timeout", "1e300", "--baseline", "none.json")),
+    # the project file as Windows editors and careless generators write it
+    Hostile("config-utf8-bom-accepted", OK, lambda p: (p / "ragrail.toml").write_bytes(b"\xef\xbb\xbf" + (p / "ragrail.toml").read_bytes())),
+    Hostile("config-nested-too-deep", USAGE, config_add("[prices]\nm = " + "[" * 5000 + "]" * 5000), says="nested too deeply"),
+    # a baseline that shares no question with the run compared nothing: said, not silent
+    Hostile("baseline-of-another-project-warns", OK, lambda p: (p / "baseline.json").write_bytes((Path(__file__).parents[2] / "src/ragrail/examples/late-refund/baseline.json").read_bytes()), says="nothing was compared"),
     # a reason quoting a user's path stays one line
     Hostile("error-line-with-newline-in-path", USAGE, args=("run", "--golden", "a\nWORSE:  x: 100% -> 0%.json"), says="golden", forbid=r"^\s*WORSE"),
 ]

@@ -49,8 +49,10 @@ def cache_stats(config: Path | None, json_path: Path | None) -> int:
     size = path.stat().st_size
     out.json(cache_json(path, count, size, by_model), json_path, "--json cache stats")
     out.verdict(f"{path}: {count} cached replies, {size:,} bytes")
-    for provider, model, n in by_model:
-        out.say(f"  {provider:<10} {model:<30} {n}")
+    from ragrail.reports.text import visible
+
+    for provider, model, n in by_model:  # rows any sqlite3 session could have written
+        out.say(f"  {visible(provider):<10} {visible(model):<30} {n}")
     return EXIT_OK
 
 

@@ -125,6 +125,16 @@ def _report(opts: RunOptions, cfg: Any, evaluation: Any, out: Out) -> int:
         out.say()
         out.say(reruns_text(evaluation.reruns))
     diff = app.compare_with_baseline(result, evaluation.baseline)
+    if diff is not None and result.cases and len(diff.new_cases) == len(result.cases):
+        import warnings
+
+        # "No regressions." over a comparison of nothing: another project's baseline, or
+        # every id renamed; the verdict stands, but it must not read as a checked pass
+        warnings.warn(
+            f"no question of this run is in the baseline {baseline_path}: nothing was "
+            "compared (another project's baseline, or renamed ids?)",
+            stacklevel=1,
+        )
     if diff is not None:
         out.say()
         out.say(colour(diff_text(diff)))

@@ -1,0 +1,298 @@
+"""Reading a golden set: JSON, JSON Lines, YAML and CSV, strictly, every problem naming
+the file, line and field."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import (
+    ValidationError,
+)
+
+from ragrail.errors import InputError
+from ragrail.fileio import BOM, json_array_items, parse_json, read_text
+from ragrail.golden.model import Case, GoldenSet
+from ragrail.scoring.matching import Fact
+
+GOLDEN_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml", ".csv")
+LIST_SEPARATOR = "|"  # between sources, facts or tags in one CSV cell
+
+
+CSV_COLUMNS = ("id", "question", "sources", "facts", "tags")
+CSV_MAX_CELL = 10 * 1024 * 1024  # characters in one CSV cell (Python's csv stops at 128 KiB)
+
+
+def load_golden(path: Path, root: Path | None = None) -> GoldenSet:
+    """Load a golden set from JSON (an array, or ``{"cases": [...]}``), JSONL, YAML
+    (a list, or ``cases:``) or CSV (columns id, question, sources, facts, tags; several
+    values in one cell separated by ``|``; a facts cell starting with ``[`` is a JSON
+    list of facts). A UTF-8 byte-order mark is allowed. A fact is a string,
+    ``{"any": [...]}`` or ``{"regex": "..."}`` (see :mod:`ragrail.scoring.matching`).
+
+    Every problem is an InputError naming the file, line and field. The ``python``
+    checks' functions are imported from ``root`` (the project folder; by default
+    the golden set's own folder), so a missing one fails here.
+    """
+    return parse_golden(read_text(path, "golden set"), path, root)
+
+
+def parse_golden(text: str, path: Path, root: Path | None = None) -> GoldenSet:
+    """A golden set from its text; ``path`` names the file and its format."""
+    text = text.removeprefix(BOM)
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        raw = _jsonl_items(text, path)
+    elif suffix in (".yaml", ".yml"):
+        raw = _yaml_items(text, path)
+    elif suffix == ".csv":
+        raw = _csv_items(text, path)
+    elif suffix == ".json":
+        raw = json_array_items(text, path)
+        if raw is None:
+            data = parse_json(text, path)
+            if isinstance(data, dict) and isinstance(data.get("cases"), list):
+                raw = [(item, 0) for item in data["cases"]]
+            else:
+                raise InputError('expected a JSON array of cases (or {"cases": [...]})', str(path))
+    else:
+        raise InputError(
+            f"unknown golden-set format {path.suffix or '(no extension)'!r}; "
+            f"use one of {', '.join(GOLDEN_SUFFIXES)}",
+            str(path),
+        )
+    return _build(path, raw, path.parent if root is None else root)
+
+
+def _yaml_loader() -> type:
+    """PyYAML's SafeLoader, except that a key given twice in one mapping is an error:
+    YAML says keys are unique, and PyYAML would silently keep the last one."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, Any] = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue  # "<<: *base" merges, and may be overridden
+                    key = self.construct_object(key_node, deep=True)
+                    try:
+                        first = seen.get(key)
+                    except TypeError:
+                        continue  # an unhashable key: the base constructor reports it
+                    if first is not None:
+                        raise yaml.constructor.ConstructorError(
+                            "while constructing a mapping",
+                            node.start_mark,
+                            f"duplicate key {key!r} (first at line {first.line + 1})",
+                            key_node.start_mark,
+                        )
+                    seen[key] = key_node.start_mark
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
+
+
+def _yaml_items(text: str, path: Path) -> list[tuple[Any, int]]:
+    import yaml
+
+    loader = _yaml_loader()(text)
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(f"invalid YAML: {problem}", where) from None
+    except RecursionError:
+        raise InputError("invalid YAML: nested too deeply", str(path)) from None
+    finally:
+        loader.dispose()
+    if isinstance(data, dict) and "cases" in data and isinstance(root, yaml.MappingNode):
+        data = data["cases"]
+        root = next(v for k, v in root.value if k.value == "cases")
+    if not isinstance(data, list) or not isinstance(root, yaml.SequenceNode):
+        raise InputError("expected a YAML list of cases (or cases: [...])", str(path))
+    return [(item, node.start_mark.line + 1) for item, node in zip(data, root.value, strict=True)]
+
+
+def _csv_reader(text: str) -> Any:
+    """A strict reader: an unterminated quote or stray text after a closing quote is an
+    error, not a silently different row; cells may be up to CSV_MAX_CELL characters."""
+    import csv
+    import io
+
+    if csv.field_size_limit() < CSV_MAX_CELL:
+        csv.field_size_limit(CSV_MAX_CELL)
+    return csv.reader(io.StringIO(text, newline=""), strict=True)
+
+
+def _csv_header(reader: Any, path: Path) -> list[str]:
+    import csv
+
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise InputError(f"invalid CSV header: {exc}", f"{path}:1") from None
+    if not header:
+        raise InputError("the golden set has no cases (no CSV header)", str(path))
+    names = [h.strip() for h in header]
+    unknown = [f for f in names if f not in CSV_COLUMNS]
+    if unknown:
+        raise InputError(
+            f"unknown CSV column {unknown[0]!r}; expected {', '.join(CSV_COLUMNS)}", f"{path}:1"
+        )
+    repeated = sorted({f for f in names if names.count(f) > 1})
+    if repeated:
+        raise InputError(f"CSV column {repeated[0]!r} appears twice", f"{path}:1")
+    missing = [f for f in ("id", "question") if f not in names]
+    if missing:
+        raise InputError(f"the CSV header has no {missing[0]!r} column", f"{path}:1")
+    return names
+
+
+def _csv_items(text: str, path: Path) -> list[tuple[Any, int]]:
+    """Rows as cases. A row may leave trailing cells out (they are empty), but a row
+    with more cells than the header is an error: a stray comma would otherwise move
+    a fact into a column nobody reads."""
+    import csv
+
+    reader = _csv_reader(text)
+    names = _csv_header(reader, path)
+    items = []
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:
+            if "field larger than field limit" in str(exc):
+                exc = f"a cell is longer than {CSV_MAX_CELL:,} characters"  # type: ignore[assignment]
+            raise InputError(f"invalid CSV: {exc}", f"{path}:{start}") from None
+        if row is None:
+            return items
+        if row:
+            if len(row) > len(names):
+                raise InputError(
+                    f"CSV row has {len(row)} fields but the header has {len(names)} "
+                    f"({', '.join(names)}); quote a cell that contains a comma",
+                    f"{path}:{start}",
+                )
+            cells = dict(zip(names, row, strict=False))
+            item: dict[str, Any] = {
+                "id": cells.get("id", ""),
+                "question": cells.get("question", ""),
+            }
+            for key in ("sources", "facts", "tags"):
+                cell = cells.get(key, "").strip()
+                item[key] = [v.strip() for v in cell.split(LIST_SEPARATOR) if v.strip()]
+            item["facts"] = csv_facts(cells.get("facts", ""), path, start)
+            try:
+                item["sources"] = csv_graded_sources(item["sources"])
+            except ValueError as exc:
+                raise InputError(f"field 'sources': {exc}", f"{path}:{start}") from None
+            items.append((item, start))
+        start = reader.line_num + 1
+
+
+def csv_facts(cell: str, path: Path, line: int) -> list[Any]:
+    """A CSV facts cell: plain facts separated by ``|``, or, when the cell starts with
+    ``[``, a JSON list of facts as a JSON golden set writes them, for alternatives,
+    regexes and facts holding a ``|``: ``["30 days", {"any": ["10%", "10 percent"]}]``."""
+    cell = cell.strip()
+    if not cell.startswith("["):
+        return [v.strip() for v in cell.split(LIST_SEPARATOR) if v.strip()]
+    try:
+        value = parse_json(cell, path)
+    except InputError as exc:
+        raise InputError(
+            f"field 'facts': a cell starting with [ is a JSON list of facts: {exc.message}",
+            f"{path}:{line}",
+        ) from None
+    if not isinstance(value, list):
+        raise InputError("field 'facts': expected a JSON list of facts", f"{path}:{line}")
+    return value
+
+
+def csv_facts_cell(facts: list[Fact]) -> str:
+    """The CSV cell for facts: ``a|b`` when every fact is plain text that reads back
+    that way, else a JSON list."""
+    plain = all(f.kind == "text" and LIST_SEPARATOR not in f for f in facts)
+    if plain and not (facts and facts[0].lstrip().startswith("[")):
+        return LIST_SEPARATOR.join(facts)
+    return json.dumps([f.raw() for f in facts], ensure_ascii=False)
+
+
+_CSV_GRADE = re.compile(r"(?P<name>.*?)\s*:\s*(?P<grade>[+-]?\d+(?:\.\d*)?)")
+
+
+def csv_graded_sources(items: list[str]) -> list[str] | dict[str, Any]:
+    """A CSV sources cell's items; ``plans:2|billing:1`` grades them (an item without
+    ``:grade`` is grade 1). A grade that is not a whole number is kept as written, for
+    the case's validation to report."""
+    matches = [_CSV_GRADE.fullmatch(item) for item in items]
+    if not any(matches):
+        return items
+    graded: dict[str, Any] = {}
+    for item, m in zip(items, matches, strict=True):
+        name, grade = (m["name"], m["grade"]) if m else (item, "1")
+        if name in graded:
+            raise ValueError(f"{name!r} is graded twice")
+        graded[name] = int(grade) if grade.lstrip("+-").isdigit() else grade
+    return graded
+
+
+def _jsonl_items(text: str, path: Path) -> list[tuple[Any, int]]:
+    # split on "\n" only: str.splitlines() also breaks at U+2028 and other characters
+    # that may stand unescaped inside a JSON string
+    items = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            items.append((parse_json(line, path, line=lineno), lineno))
+    return items
+
+
+def _build(path: Path, raw: Iterable[tuple[Any, int]], root: Path) -> GoldenSet:
+    from ragrail.scoring.checks import resolve_functions
+
+    cases: list[Case] = []
+    lines: dict[str, int] = {}
+    imported: set[str] = set()  # check functions already imported
+    for index, (item, line) in enumerate(raw):
+        where = f"{path}:{line}" if line else f"{path}: case #{index + 1}"
+        if not isinstance(item, dict):
+            raise InputError(f"case #{index + 1} must be an object", where)
+        label = f"case {item['id']!r}" if isinstance(item.get("id"), str) else f"case #{index + 1}"
+        try:
+            case = Case.model_validate(item)
+        except ValidationError as exc:
+            raise InputError(f"{label}: {_first_error(exc)}", where) from None
+        if case.id in lines:
+            first = lines[case.id]
+            raise InputError(f"duplicate case id {case.id!r} (first at line {first})", where)
+        try:
+            resolve_functions(case.checks, root, imported)
+        except InputError as exc:
+            raise InputError(f"{label}: {exc.message}", where) from None
+        cases.append(case)
+        lines[case.id] = line
+    if not cases:
+        raise InputError("the golden set has no cases", str(path))
+    return GoldenSet(path=path, cases=cases, lines=lines)
+
+
+def _first_error(exc: ValidationError) -> str:
+    from ragrail.scoring.checks import error_field, error_message
+
+    err = exc.errors()[0]
+    field = error_field(err["loc"]) or "case"
+    kind = err["type"]
+    if kind == "missing":
+        return f"missing field {field!r}"
+    if kind == "extra_forbidden":
+        return f"unknown field {field!r}"
+    return f"field {field!r}: {error_message(err)}"

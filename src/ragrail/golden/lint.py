@@ -1,0 +1,89 @@
+"""Lint: the labels checked against the documents (every source exists, every fact is
+in one of its case's sources), near-duplicate questions, unused documents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ragrail.golden.model import GoldenSet
+
+
+@dataclass(frozen=True)
+class LintProblem:
+    where: str
+    case_id: str
+    message: str
+    warning: bool = False
+
+    def __str__(self) -> str:
+        kind = "warning: " if self.warning else ""
+        subject = f"case {self.case_id!r}: " if self.case_id else ""
+        return f"{self.where}: {kind}{subject}{self.message}"
+
+
+def lint_golden(
+    golden: GoldenSet, documents: dict[str, str], language: str = "en"
+) -> list[LintProblem]:
+    """Check the labels against the documents.
+
+    - every source names an existing document;
+    - every fact is found (by :mod:`ragrail.scoring.matching`, as scoring finds it)
+      in one of the case's source documents, so a typo in a label fails here
+      instead of looking like a bot failure;
+    - a case with facts has sources, since a fact is only found in a source.
+    """
+    from ragrail.scoring.matching import find, normalise
+
+    texts = {name: normalise(text) for name, text in documents.items()}
+    problems = []
+    for case in golden.cases:
+        where = golden.where(case.id)
+        unknown = [s for s in case.relevance if s not in texts]  # grade-0 names too
+        for source in unknown:
+            problems.append(LintProblem(where, case.id, f"unknown source {source!r}"))
+        if case.facts and not case.sources:
+            problems.append(LintProblem(where, case.id, "has facts but no sources"))
+        known = [s for s in case.sources if s in texts]
+        for fact in case.facts:
+            if known and not any(find(fact, texts[s]) is not None for s in known):
+                problems.append(
+                    LintProblem(where, case.id, f'fact "{fact}" not found in {", ".join(known)}')
+                )
+    problems.extend(_near_duplicates(golden, language=language))
+    used = {s for case in golden.cases for s in case.relevance}
+    for name in sorted(set(documents) - used):
+        problems.append(
+            LintProblem(str(golden.path), "", f"no case uses the document {name!r}", warning=True)
+        )
+    return problems
+
+
+def question_words(question: str, language: str = "en") -> frozenset[str]:
+    """A question's content terms in the project's language (Japanese: character bigrams)."""
+    from ragrail.scoring.tokens import terms
+
+    return frozenset(terms(question, language))
+
+
+def _near_duplicates(
+    golden: GoldenSet, threshold: float = 0.8, language: str = "en"
+) -> list[LintProblem]:
+    """Warn about questions whose content words overlap by Jaccard >= 0.8 (or are identical):
+    a near-duplicate adds weight to one behaviour without testing a new one."""
+    words = [(c, question_words(c.question, language)) for c in golden.cases]
+    out = []
+    for i, (a, wa) in enumerate(words):
+        for b, wb in words[i + 1 :]:
+            if not wa or not wb:
+                continue
+            jaccard = len(wa & wb) / len(wa | wb)
+            if jaccard >= threshold:
+                out.append(
+                    LintProblem(
+                        golden.where(b.id),
+                        b.id,
+                        f"question is a near-duplicate of {a.id!r} ({jaccard:.0%} shared words)",
+                        warning=True,
+                    )
+                )
+    return out

@@ -1,0 +1,117 @@
+"""A labelled case and a golden set: what each field means and what is refused."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
+
+from ragrail.scoring.checks import CheckSpec
+from ragrail.scoring.matching import FactField
+
+
+class Case(BaseModel):
+    """One golden-set entry."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1)
+    question: str
+    # The relevant articles (grade >= 1), in the order given. Graded sources
+    # ({"plans": 2, "billing": 1, "faq": 0}) fill ``grades`` with every judged grade.
+    sources: list[str] = Field(default_factory=list)
+    grades: dict[str, StrictInt] = Field(default_factory=dict, exclude_if=lambda g: not g)
+    # a string, {"any": [...]} or {"regex": "..."}; see ragrail.scoring.matching
+    facts: list[FactField] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    checks: list[CheckSpec] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _graded_sources(cls, data: Any) -> Any:
+        """Sources given as a mapping of article to grade: the names graded >= 1 become
+        ``sources`` and every grade is kept in ``grades``. A malformed mapping is left
+        for the ``sources`` field to report."""
+        if not isinstance(data, dict) or not isinstance(data.get("sources"), dict):
+            return data
+        graded = data["sources"]
+        if grade_problem(graded) is not None:
+            return data
+        if "grades" in data:
+            raise ValueError('give grades in "sources" only, not also in "grades"')
+        relevant = [name for name, grade in graded.items() if grade >= 1]
+        return {**data, "sources": relevant, "grades": dict(graded)}
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _grades_are_whole_numbers(cls, value: Any) -> Any:
+        problem = grade_problem(value) if isinstance(value, dict) else None
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    @model_validator(mode="after")
+    def _grades_match_sources(self) -> Case:
+        if self.grades:
+            problem = grade_problem(self.grades)
+            if problem is not None:
+                raise ValueError(problem)
+            relevant = [name for name, grade in self.grades.items() if grade >= 1]
+            if relevant != self.sources:
+                raise ValueError('"grades" must grade exactly the sources, in order')
+        return self
+
+    @field_validator("question")
+    @classmethod
+    def _question_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("sources")
+    @classmethod
+    def _no_blank_items(cls, value: list[str]) -> list[str]:
+        if any(not item.strip() for item in value):
+            raise ValueError("must not contain empty strings")
+        return value
+
+    @property
+    def expects_abstain(self) -> bool:
+        """True when the documents do not cover the question."""
+        return not self.sources
+
+    @property
+    def relevance(self) -> dict[str, int]:
+        """Every judged article with its grade: a plain list of sources is grade 1 each."""
+        return dict(self.grades) if self.grades else dict.fromkeys(self.sources, 1)
+
+
+def grade_problem(graded: dict[Any, Any]) -> str | None:
+    """Why a mapping of article to grade is not one (names non-blank strings,
+    grades whole numbers >= 0), or None when it is."""
+    for name, grade in graded.items():
+        if not isinstance(name, str) or not name.strip():
+            return "must not contain empty strings"
+        if isinstance(grade, bool) or not isinstance(grade, int) or grade < 0:
+            return f"the grade of {name!r} must be a whole number >= 0, not {grade!r}"
+    return None
+
+
+@dataclass(frozen=True)
+class GoldenSet:
+    path: Path
+    cases: list[Case]
+    lines: dict[str, int]  # case id -> line in the file, for error messages
+
+    def where(self, case_id: str) -> str:
+        line = self.lines.get(case_id)
+        return f"{self.path}:{line}" if line else str(self.path)

@@ -1,0 +1,71 @@
+"""Systems under test other than the built-in pipeline.
+
+``OutputsFile``: precomputed outputs, one JSON object per line:
+
+    {"id": "case-id", "answer": "...", "contexts": [{"id": "doc#1", "source": "doc",
+     "text": "...", "score": 0.9}]}
+
+``id`` may be replaced by ``question`` (matched exactly). Context order is
+rank order; ``score`` is optional. This is also how results from other tools
+are imported: write their answers and retrieved passages in this shape.
+
+``CallableSystem`` (``python``): a Python function; ``HttpSystem`` (``http``): an
+endpoint; ``OutputsFile`` (``outputs``): precomputed answers. Each has
+``traces(cases)``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ragrail.errors import InputError
+from ragrail.systems.http import HttpSystem, expand_env, url_problem
+from ragrail.systems.outputs_file import OutputsFile
+from ragrail.systems.python import (
+    CallableSystem,
+    callable_name,
+    describe_failure,
+    is_async,
+    load_target,
+)
+from ragrail.systems.records import (
+    DEFAULT_TIMEOUT,
+    OutputContext,
+    OutputRecord,
+    parse_output,
+    record_to_trace,
+)
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "CallableSystem",
+    "HttpSystem",
+    "OutputContext",
+    "OutputRecord",
+    "OutputsFile",
+    "callable_name",
+    "describe_failure",
+    "expand_env",
+    "is_async",
+    "load_target",
+    "make_system",
+    "parse_output",
+    "record_to_trace",
+    "url_problem",
+]
+
+
+def make_system(cfg: Any, root: Path) -> Any:
+    """The non-pipeline system a project's ``[system]`` table names."""
+    if cfg.kind == "outputs":
+        if not cfg.path:
+            raise InputError('[system] kind = "outputs" needs path = "FILE.jsonl"')
+        return OutputsFile(root / cfg.path)
+    if cfg.kind == "python":
+        if not cfg.target:
+            raise InputError('[system] kind = "python" needs target = "package.module:function"')
+        return CallableSystem(cfg.target, root, cfg.concurrency, cfg.timeout)
+    if cfg.kind == "http":
+        return HttpSystem(cfg)
+    raise InputError(f"unknown system kind {cfg.kind!r}")

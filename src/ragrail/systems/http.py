@@ -1,0 +1,165 @@
+"""An HTTP endpoint as the system under test: one POST per question through the shared
+call layer."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from ragrail.errors import InputError
+from ragrail.golden import Case
+from ragrail.results import Trace
+from ragrail.systems.records import OutputRecord, parse_output, record_to_trace
+
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand_env(value: str, key: str) -> str:
+    """Replace ``${VAR}`` with the environment's value; a missing variable is an error."""
+
+    def sub(m: re.Match[str]) -> str:
+        var = m.group(1)
+        if var not in os.environ:
+            raise InputError(f"system.headers.{key}: environment variable {var} is not set")
+        return os.environ[var]
+
+    return _ENV.sub(sub, value)
+
+
+class HttpSystem:
+    """A user's RAG service: one POST per question, through the shared call layer
+    (concurrency, timeouts, retries with backoff). Replies are never cached: the
+    point is to test the service as it is now."""
+
+    name = "http"
+    kind = "http endpoint"
+
+    def __init__(self, cfg: Any) -> None:  # cfg: config.SystemConfig
+        from ragrail.providers import EndpointProvider
+
+        if not cfg.url:
+            raise InputError('[system] kind = "http" needs url = "http://..."')
+        problem = url_problem(cfg.url)
+        if problem is not None:  # checked here too for a config built in code
+            raise InputError(f"system.url {problem}")
+        self.cfg = cfg
+        headers = {k: expand_env(v, k) for k, v in cfg.headers.items()}
+        from_env = tuple(
+            os.environ[m.group(1)] for v in cfg.headers.values() for m in _ENV.finditer(v)
+        )
+        self.provider = EndpointProvider(
+            cfg.url, headers, cfg.body, cfg.question_field, cfg.timeout, from_env
+        )
+
+    @property
+    def label(self) -> str:
+        return f"http endpoint {self.cfg.url}"
+
+    def _parse(self, text: str) -> OutputRecord | str:
+        """The reply as an output record, or why it is not one (that question's error).
+
+        A reply that is not JSON, or lacks the answer or the passages, fails
+        that question; a field of the wrong type is a configuration error.
+        """
+        from ragrail.providers import get_path
+
+        if not text.strip():
+            return "the reply was empty, not JSON"
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if text.lstrip()[:1] == "<":
+                return "the reply is HTML, not JSON: is system.url the API endpoint, not a web page"
+            return f"the reply is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        except RecursionError:
+            return "the reply is JSON nested too deeply to read"
+        c = self.cfg
+        answer = _find(data, c.answer_field)
+        if answer is _MISSING:
+            return f"the reply has no {c.answer_field!r} (system.answer_field)"
+        contexts = _find(data, c.contexts_field)
+        if contexts is _MISSING:
+            return f"the reply has no {c.contexts_field!r} (system.contexts_field)"
+        if not isinstance(contexts, list):
+            raise InputError(
+                f"system.contexts_field {c.contexts_field!r} is not a list in the reply"
+            )
+        if answer is not None and not isinstance(answer, str):
+            raise InputError(f"system.answer_field {c.answer_field!r} is not a string in the reply")
+        record = {
+            "id": "-",
+            "answer": answer,
+            "contexts": [
+                {
+                    "id": str(get_path(x, c.context_id_field) or f"context#{i}"),
+                    "source": get_path(x, c.context_source_field),
+                    "text": str(get_path(x, c.context_text_field) or ""),
+                    "score": get_path(x, c.context_score_field),
+                }
+                for i, x in enumerate(contexts, start=1)
+            ],
+        }
+        return parse_output(record, f"system.url {c.url}")
+
+    def traces(self, cases: list[Case]) -> list[Trace]:
+        from ragrail.llm import CallLayer, CallRequest, CallSettings
+
+        settings = CallSettings(
+            concurrency=self.cfg.concurrency,
+            timeout=self.cfg.timeout,
+            max_retries=self.cfg.max_retries,
+        )
+        layer = CallLayer(provider=self.provider, settings=settings)
+        results = layer.run([CallRequest(prompt=c.question, tag=c.id) for c in cases])
+        traces = []
+        for case, res in zip(cases, results, strict=True):
+            if res.error is not None:
+                traces.append(Trace(case_id=case.id, error=res.error, latency_ms=res.latency_ms))
+                continue
+            parsed = self._parse(res.text or "")
+            if isinstance(parsed, str):
+                traces.append(Trace(case_id=case.id, error=parsed, latency_ms=res.latency_ms))
+            else:
+                traces.append(record_to_trace(case, parsed, res.latency_ms))
+        return traces
+
+
+_MISSING: Any = object()
+
+
+def _find(data: Any, dotted: str) -> Any:
+    """``a.b.0.c`` in a reply: the value (None for JSON null), or ``_MISSING`` when absent."""
+    for key in dotted.split("."):
+        if isinstance(data, dict) and key in data:
+            data = data[key]
+        elif isinstance(data, list) and key.isdigit() and int(key) < len(data):
+            data = data[int(key)]
+        else:
+            return _MISSING
+    return data
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``system.url`` cannot be POSTed to, or None when it can."""
+    from urllib.parse import urlsplit
+
+    shown = repr(url) if len(url) <= 200 else repr(url[:200] + "…")
+    if not url.strip():
+        return "is empty; it needs a full URL such as http://localhost:8000/ask"
+    if any(ch.isspace() or not ch.isprintable() for ch in url):
+        return f"{shown} contains spaces or control characters"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"{shown} is not a valid URL ({exc})"
+    if "://" not in url:
+        return f"{shown} has no scheme; it needs http:// or https:// in front"
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"{shown} is not an HTTP URL ({parts.scheme}://); it needs http:// or https://"
+    if not parts.hostname:
+        return f"{shown} has no host; it needs a full URL such as http://localhost:8000/ask"
+    del port  # read only to make urlsplit check it
+    return None

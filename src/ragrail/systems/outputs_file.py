@@ -1,0 +1,85 @@
+"""Precomputed outputs: a JSONL file of answers and contexts, one line per question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ragrail.errors import InputError
+from ragrail.fileio import BOM, parse_json, read_text
+from ragrail.golden import Case
+from ragrail.results import Trace
+from ragrail.systems.records import OutputRecord, invalid_field, record_to_trace
+
+
+class OutputsFile:
+    """Traces read from a JSONL file instead of produced by running a system."""
+
+    name = "outputs"
+    kind = "precomputed"
+
+    @property
+    def label(self) -> str:
+        return f"precomputed outputs ({self.path.name})"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: dict[str, OutputRecord] = {}
+        self.by_question: dict[str, OutputRecord] = {}
+        text = read_text(path, "outputs file").removeprefix(BOM)
+        id_lines: dict[str, int] = {}
+        question_lines: dict[str, int] = {}  # lines with a question and no id
+        # split on "\n" only: str.splitlines() also breaks at U+2028 and other characters
+        # that may stand unescaped inside a JSON string
+        for lineno, line in enumerate(text.split("\n"), start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            data = parse_json(line, path, line=lineno)
+            if not isinstance(data, dict):
+                raise InputError(
+                    f"each line must be a JSON object, not {type(data).__name__}", where
+                )
+            try:
+                record = OutputRecord.model_validate(data)
+            except ValidationError as exc:
+                raise InputError(f"field {invalid_field(exc)}", where) from None
+            if record.id is None and record.question is None:
+                raise InputError("each line needs an 'id' or a 'question'", where)
+            if record.id is not None:
+                _unique(id_lines, record.id, "id", lineno, where)
+                self.records[record.id] = record
+            if record.question is not None:
+                question = record.question.strip()
+                if record.id is None:
+                    _unique(question_lines, question, "question", lineno, where)
+                self.by_question.setdefault(question, record)
+
+    @property
+    def max_contexts(self) -> int:
+        return max((len(r.contexts) for r in self.records.values()), default=0)
+
+    @property
+    def n_contexts(self) -> int:
+        return len(
+            {c.id for r in [*self.records.values(), *self.by_question.values()] for c in r.contexts}
+        )
+
+    def trace(self, case: Case) -> Trace:
+        record = self.records.get(case.id) or self.by_question.get(case.question.strip())
+        if record is None:
+            return Trace(case_id=case.id, error=f"no output for this case in {self.path.name}")
+        return record_to_trace(case, record)
+
+    def traces(self, cases: list[Case]) -> list[Trace]:
+        return [self.trace(c) for c in cases]
+
+
+def _unique(seen: dict[str, int], key: str, what: str, lineno: int, where: str) -> None:
+    """Refuse a second line for the same case: which of the two to score would be a guess."""
+    if key in seen:
+        raise InputError(
+            f"duplicate {what} {key!r} on lines {seen[key]} and {lineno}; keep one", where
+        )
+    seen[key] = lineno

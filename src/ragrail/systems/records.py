@@ -1,0 +1,78 @@
+"""What a system under test returns for a question: an answer and its retrieved
+contexts, validated strictly, and the trace it becomes."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragrail.errors import InputError
+from ragrail.fileio import scrub_surrogates
+from ragrail.golden import Case
+from ragrail.results import RetrievedChunk, Trace
+
+DEFAULT_TIMEOUT = 60.0  # seconds per question for a Python or HTTP system
+
+
+class OutputContext(BaseModel):
+    # allow_inf_nan=False: a NaN or infinite score (from a file, a reply or a Python
+    # target) is refused here, naming the field, before it reaches any total
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    id: str
+    source: str | None = None
+    text: str
+    score: float | None = None
+
+
+class OutputRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    id: str | None = None
+    question: str | None = None
+    answer: str | None = None
+    error: str | None = None
+    contexts: list[OutputContext] = Field(default_factory=list)
+
+
+def record_to_trace(case: Case, record: OutputRecord, latency_ms: float = 0.0) -> Trace:
+    retrieved = [
+        RetrievedChunk(
+            id=c.id,
+            source=c.source or c.id.split("#")[0],
+            rank=rank,
+            score=c.score if c.score is not None else 0.0,
+            text=c.text,
+        )
+        for rank, c in enumerate(record.contexts, start=1)
+    ]
+    return Trace(
+        case_id=case.id,
+        retrieved=retrieved,
+        answer=record.answer,
+        error=record.error,
+        latency_ms=latency_ms,
+    )
+
+
+def parse_output(data: object, target: str) -> OutputRecord:
+    """Validate what a user's system returned: {answer, contexts: [{id, source, text, score}]}."""
+    if not isinstance(data, dict):
+        raise InputError(
+            f"{target} returned {type(data).__name__}; expected an object with "
+            "'answer' and 'contexts' ([{id, source, text, score}])"
+        )
+    try:
+        # a lone surrogate (from a "\\ud800" in a reply) is kept as U+FFFD: as such
+        # it could never be saved in the results, the history or a baseline
+        return OutputRecord.model_validate(scrub_surrogates(data))
+    except ValidationError as exc:
+        raise InputError(f"{target} returned an invalid {invalid_field(exc)}") from None
+
+
+def invalid_field(exc: ValidationError) -> str:
+    """``'contexts.0.score': Input should be a finite number (got nan)``."""
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"])
+    got = err.get("input")
+    shown = f" (got {got!r})" if isinstance(got, float | int) and not isinstance(got, bool) else ""
+    return f"{field!r}: {err['msg']}{shown}"
