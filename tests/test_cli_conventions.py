@@ -275,9 +275,27 @@ def test_help_loads_no_heavy_module():
         "except SystemExit as exc:\n    assert exc.code == 0\n"
         "heavy = ('pydantic', 'numpy', 'scipy', 'rich', 'httpx', 'anthropic', 'openai', "
         "'yaml', 'torch', 'sqlite3')\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+        "commands = ('ragrail.cli.run', 'ragrail.cli.judge', 'ragrail.interop.commands')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in commands))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"
     assert "run" in proc.stdout and "history" in proc.stdout
+
+
+def test_the_help_listing_says_what_each_command_says_of_itself():
+    """`ragrail --help` lists the commands without importing them: each summary must be
+    the command's own."""
+    from importlib import import_module
+
+    import click
+
+    from ragrail.cli.group import COMMANDS
+
+    for name, (module, attribute, summary) in COMMANDS.items():
+        command = getattr(import_module(module), attribute)
+        assert command.name == name
+        for limit in (40, 60, 200):
+            listed = click.Command(name, help=summary).get_short_help_str(limit)
+            assert listed == command.get_short_help_str(limit)

@@ -609,3 +609,42 @@ def test_a_second_project_with_the_same_module_name_imports_its_own(cli, tmp_pat
     assert r.code == 3, r.out + r.err
     assert set(trace_errors(out2).values()) == {"RuntimeError: second project"}
     assert set(trace_errors(out1).values()) == {None}
+
+
+def test_a_target_that_moves_or_silences_ragrail_changes_neither_outputs_nor_verdict(
+    cli, tmp_path
+):
+    """The target changes the working folder and replaces sys.stdout: --json still lands
+    where it was named, and the scorecard is still printed."""
+    dest = python_project(
+        cli,
+        tmp_path,
+        "wanders",
+        "import io, os, sys\n"
+        "def answer(q):\n"
+        "    os.makedirs('elsewhere', exist_ok=True)\n"
+        "    os.chdir('elsewhere')\n"
+        "    sys.stdout = io.StringIO()\n"
+        f"    {IDK}\n",
+    )
+    r = cli("run", "--no-history", "--baseline", "none.json", "--json", "out.json", cwd=dest)
+    assert r.code == 0, r.err
+    assert (dest / "out.json").is_file()
+    assert not (dest / "elsewhere" / "out.json").exists()
+    assert "12 golden questions" in r.out
+
+
+def test_os_exit_in_a_target_is_that_questions_error_not_the_end_of_the_run(cli, tmp_path):
+    """os._exit(0) skips every except and finally: unguarded, the run ended green with
+    nothing evaluated. It is each question's error, and the run exits 3."""
+    import os
+
+    dest = python_project(
+        cli, tmp_path, "exits_hard", "import os\ndef answer(q):\n    os._exit(0)\n"
+    )
+    real_exit = os._exit
+    out = tmp_path / "out.json"
+    r = cli("run", "--no-history", "--json", str(out), cwd=dest)
+    assert os._exit is real_exit  # put back once the run is over
+    assert r.code == 3, r.out + r.err
+    assert set(trace_errors(out).values()) == {"os._exit(0) called by the system under test"}

@@ -623,6 +623,12 @@ CASES: list[Hostile] = [
     Hostile("config-nested-too-deep", USAGE, config_add("[prices]\nm = " + "[" * 5000 + "]" * 5000), says="nested too deeply"),
     # a baseline that shares no question with the run compared nothing: said, not silent
     Hostile("baseline-of-another-project-warns", OK, lambda p: (p / "baseline.json").write_bytes((Path(__file__).parents[2] / "src/ragrail/examples/late-refund/baseline.json").read_bytes()), says="nothing was compared"),
+    # a Python target that ends, moves or silences ragrail itself
+    Hostile("python-os-exit-0", FAILURE, target("import os\ndef answer(q):\n    os._exit(0)\n"), project="python", subprocess=True, says="failed to run"),
+    Hostile("python-os-exit-at-import", USAGE, target("import os\nos._exit(0)\n"), project="python", subprocess=True, says="os._exit(0)"),
+    Hostile("python-chdir-outputs-stay-put", OK, both(mkdir("elsewhere"), target("import os\ndef answer(q):\n    if os.path.isdir('elsewhere'):\n        os.chdir('elsewhere')\n    return {'answer': \"I don't know.\", 'contexts': []}\n"), lambda p: None), project="python", args=("run", "--json", "out.json", "--no-history"), subprocess=True),
+    Hostile("python-replaces-stdout-verdict-still-printed", REGRESSION, target("import io, sys\ndef answer(q):\n    sys.stdout = io.StringIO()\n    return {'answer': 'nothing useful', 'contexts': []}\n"), project="python", subprocess=True, says=None),
+    Hostile("python-returns-dict-that-raises", USAGE, target("class D(dict):\n    def items(self):\n        raise RuntimeError('boom')\n    def keys(self):\n        raise RuntimeError('boom')\ndef answer(q):\n    return D(answer='x', contexts=[])\n"), project="python", says="raised RuntimeError when read"),
     # a reason quoting a user's path stays one line
     Hostile("error-line-with-newline-in-path", USAGE, args=("run", "--golden", "a\nWORSE:  x: 100% -> 0%.json"), says="golden", forbid=r"^\s*WORSE"),
 ]

@@ -246,7 +246,10 @@ def _use_project_root(root: Path, module_name: str) -> None:
     home = str(Path(origin).resolve().parent)
     if top in sys.builtin_module_names or home == folder:
         return
-    if any(Path(home).is_relative_to(r) for r in _PROJECT_ROOTS - {folder}):
+    # The project's own file shadows a same-named module cached from anywhere else (another
+    # project, a test's folder), as it would in a fresh process with the folder first.
+    own = (Path(folder) / f"{top}.py").is_file() or (Path(folder) / top / "__init__.py").is_file()
+    if own or any(Path(home).is_relative_to(r) for r in _PROJECT_ROOTS - {folder}):
         for name in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
             del sys.modules[name]
 

@@ -7,9 +7,10 @@ import importlib
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ragrail.errors import InputError
 from ragrail.golden import Case
@@ -69,10 +70,60 @@ class _Worker:
         self._jobs.put(None)
 
 
+class TargetExit(BaseException):
+    """``os._exit()`` called by the system under test, raised instead of ending ragrail."""
+
+    def __init__(self, code: object) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@contextmanager
+def guarded_process(keep: Callable[[], bool] = lambda: False) -> Iterator[None]:
+    """While the user's code runs, it cannot end or redirect ragrail.
+
+    ``os._exit()`` raises :class:`TargetExit` instead (that question's error): it skips
+    every ``except`` and ``finally``, so ``os._exit(0)`` would end the run green with
+    nothing evaluated. A forked child (multiprocessing) still exits for real. The
+    working folder, ``sys.stdout`` and ``sys.stderr`` are put back afterwards, so the
+    outputs land where the user named them and the scorecard is printed. ``keep()``
+    true at the end (a call was abandoned on a thread that may still run) leaves
+    ``os._exit`` guarded for the rest of the process.
+    """
+    import os
+    import sys
+
+    real_exit = os._exit
+    pid = os.getpid()
+
+    def guarded_exit(code: int) -> NoReturn:
+        if os.getpid() != pid:
+            real_exit(code)
+        raise TargetExit(code)
+
+    try:
+        cwd: str | None = os.getcwd()
+    except OSError:
+        cwd = None
+    out, err = sys.stdout, sys.stderr
+    os._exit = guarded_exit
+    try:
+        yield
+    finally:
+        if not keep():
+            os._exit = real_exit
+        sys.stdout, sys.stderr = out, err
+        if cwd is not None:
+            with suppress(OSError):
+                os.chdir(cwd)
+
+
 def describe_failure(exc: BaseException) -> str:
     """One line for what the user's code raised, as a question's error."""
     from ragrail.crash import one_line, safe_str
 
+    if isinstance(exc, TargetExit):
+        return f"os._exit({exc.code!r}) called by the system under test"
     if isinstance(exc, SystemExit):
         return f"SystemExit({exc.code!r}) raised by the system under test"
     if isinstance(exc, KeyboardInterrupt):
@@ -129,6 +180,8 @@ def load_target(target: str, root: Path | None = None) -> Callable[..., Any]:
         what = (
             f"called sys.exit({exc.code!r})"
             if isinstance(exc, SystemExit)
+            else f"called os._exit({exc.code!r})"
+            if isinstance(exc, TargetExit)
             else f"raised {describe_failure(exc)}"
         )
         raise InputError(
@@ -190,6 +243,7 @@ class CallableSystem:
         self.concurrency = concurrency
         self.timeout = timeout
         self._worker: _Worker | None = None
+        self._abandoned = False  # a call left running on a thread: it may still exit
         if not isinstance(target, str):
             self.target = callable_name(target)
             self.func: Callable[..., Any] = target
@@ -198,8 +252,9 @@ class CallableSystem:
             sys.path.insert(0, str(root))
         self.target = target
         self._worker = _Worker()
-        job = self._worker.submit(load_target, target, root)
-        job.done.wait()
+        with guarded_process():  # code at import time runs too
+            job = self._worker.submit(load_target, target, root)
+            job.done.wait()
         if job.error is not None:
             self._close()
             raise job.error
@@ -218,12 +273,13 @@ class CallableSystem:
         return f"timed out after {self.timeout:g} s (system.timeout)"
 
     def traces(self, cases: list[Case]) -> list[Trace]:
-        try:
-            if is_async(self.func):
-                return self._async_traces(cases)
-            return [self._one(case) for case in cases]
-        finally:
-            self._close()
+        with guarded_process(keep=lambda: self._abandoned):
+            try:
+                if is_async(self.func):
+                    return self._async_traces(cases)
+                return [self._one(case) for case in cases]
+            finally:
+                self._close()
 
     def _one(self, case: Case) -> Trace:
         if self._worker is None:
@@ -231,6 +287,7 @@ class CallableSystem:
         job = self._worker.submit(self.func, case.question)
         # a --timeout of 1e300 s is "never": beyond TIMEOUT_MAX the wait itself overflows
         if not job.done.wait(min(self.timeout, threading.TIMEOUT_MAX)):
+            self._abandoned = True
             self._close()  # stuck in the user's code: abandon the thread (it ends if it returns)
             return Trace(case_id=case.id, error=self._timed_out(), latency_ms=self.timeout * 1000)
         if job.error is not None:
@@ -295,6 +352,7 @@ class CallableSystem:
                 break
             if time.monotonic() - beat[0] > stalled_after:
                 stalled = True
+                self._abandoned = True
                 self._close()  # its event loop is stuck in the user's code: abandon it
                 break
         hung = set(in_flight) if stalled else set()

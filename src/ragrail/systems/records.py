@@ -67,6 +67,13 @@ def parse_output(data: object, target: str) -> OutputRecord:
         return OutputRecord.model_validate(scrub_surrogates(data))
     except ValidationError as exc:
         raise InputError(f"{target} returned an invalid {invalid_field(exc)}") from None
+    except Exception as exc:  # a dict subclass whose own methods raise while it is read
+        from ragrail.crash import one_line, safe_str
+
+        raise InputError(
+            f"{target} returned a {type(data).__name__} that raised "
+            f"{type(exc).__name__} when read: {one_line(safe_str(exc))}"
+        ) from None
 
 
 def invalid_field(exc: ValidationError) -> str:
