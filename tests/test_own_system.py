@@ -648,3 +648,42 @@ def test_os_exit_in_a_target_is_that_questions_error_not_the_end_of_the_run(cli,
     assert os._exit is real_exit  # put back once the run is over
     assert r.code == 3, r.out + r.err
     assert set(trace_errors(out).values()) == {"os._exit(0) called by the system under test"}
+
+
+def test_an_endpoint_whose_passages_are_not_objects_is_a_config_error(tmp_path, cli):
+    """contexts: [null, 5] once read as two empty passages: retrieval silently lost."""
+    dest = tmp_path / "kb"
+    cli("example", "kitebase", str(dest))
+    server = serve(lambda body: {"answer": "x", "contexts": [None, 5]})
+    try:
+        set_system(
+            dest, f'[system]\nkind = "http"\nurl = "http://127.0.0.1:{server.server_port}/"\n'
+        )
+        r = cli("run", "--no-history", cwd=dest)
+    finally:
+        server.shutdown()
+    assert r.code == 2, r.out + r.err
+    assert "item 0 of the reply's list is null, not an object with 'text'" in r.err
+
+
+def test_an_endpoint_that_echoes_its_token_never_gets_it_into_the_results(tmp_path, cli):
+    """A header value taken from the environment is a secret: a reply that quotes it is
+    kept with the secret redacted."""
+    dest = tmp_path / "kb"
+    cli("example", "kitebase", str(dest))
+    server = serve(lambda body: {"answer": "your token: Bearer tok-echo-7777", "contexts": []})
+    os.environ["KB_ECHO_TOKEN"] = "tok-echo-7777"
+    out = tmp_path / "out.json"
+    try:
+        set_system(
+            dest,
+            f'[system]\nkind = "http"\nurl = "http://127.0.0.1:{server.server_port}/"\n'
+            'headers = {Authorization = "Bearer ${KB_ECHO_TOKEN}"}\n',
+        )
+        r = cli("run", "--no-history", "--baseline", "none.json", "--json", str(out), cwd=dest)
+    finally:
+        os.environ.pop("KB_ECHO_TOKEN", None)
+        server.shutdown()
+    assert r.code == 0, r.out + r.err
+    assert "tok-echo-7777" not in out.read_text() + r.out + r.err
+    assert "your token: Bearer [redacted]" in out.read_text()

@@ -14,7 +14,7 @@ The exit codes are a contract CI relies on:
 - 3: the system under test, a model call, the disk or the machine failed, or
   an unexpected exception (``SystemFailure``; anything else, via
   ``ragrail.crash``).
-- 130: interrupted (Ctrl-C).
+- 130: interrupted (Ctrl-C, or SIGTERM: a cancelled CI job or a stopped container).
 """
 
 from __future__ import annotations

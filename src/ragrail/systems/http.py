@@ -88,6 +88,14 @@ class HttpSystem:
             )
         if answer is not None and not isinstance(answer, str):
             raise InputError(f"system.answer_field {c.answer_field!r} is not a string in the reply")
+        odd = next((i for i, x in enumerate(contexts) if not isinstance(x, dict)), None)
+        if odd is not None:
+            # read as an object it would be an empty passage: retrieval silently lost
+            raise InputError(
+                f"system.contexts_field {c.contexts_field!r}: item {odd} of the reply's list "
+                f"is {_kind(contexts[odd])}, not an object with "
+                f"{c.context_text_field!r} (system.context_text_field)"
+            )
         record = {
             "id": "-",
             "answer": answer,
@@ -163,3 +171,14 @@ def url_problem(url: str) -> str | None:
         return f"{shown} has no host; it needs a full URL such as http://localhost:8000/ask"
     del port  # read only to make urlsplit check it
     return None
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's kind, as a reader of the reply would name it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a string" if isinstance(value, str) else "a list"
