@@ -141,3 +141,49 @@ def test_git_never_sees_the_state_folder(cli, tmp_path, source):
     ).stdout
     assert ".github/workflows/evals.yml" in status and "golden.json" in status
     assert ".ragrail" not in status
+
+
+@pytest.mark.parametrize("existing_empty", [False, True])
+def test_a_disk_that_fills_during_example_leaves_no_half_copy(
+    cli, tmp_path, source, monkeypatch, existing_empty
+):
+    import errno
+    import os
+    import shutil
+
+    # copytree's default copy2 looks copyfile up at call time: patch that
+    real_copy = shutil.copyfile
+    copied: list[str] = []
+
+    def copy_then_fill(src, dst, *args, **kwargs):
+        if len(copied) == 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+        copied.append(str(dst))
+        return real_copy(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "copyfile", copy_then_fill)
+    dest = tmp_path / "kb"
+    if existing_empty:
+        dest.mkdir()
+    r = cli("example", "kitebase", str(dest))
+    assert r.code == 3, r.err
+    assert len(copied) == 3  # the copy really was cut short
+    # nothing half-copied: dest is as it was, and no staging folder is left beside it
+    assert (list(dest.iterdir()) == []) if existing_empty else not dest.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["kb"] if existing_empty else [])
+
+
+def test_example_copies_whole_with_ordinary_permissions(cli, tmp_path, source):
+    dest = tmp_path / "kb"
+    assert cli("example", "kitebase", str(dest)).code == 0
+    assert (dest / "golden.json").is_file() and (dest / "baseline.json").stat().st_size > 0
+    assert dest.stat().st_mode & 0o777 == 0o777 & ~_umask()
+    assert [p.name for p in tmp_path.iterdir()] == ["kb"]
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -11,7 +11,9 @@ says how to change it. Nothing here prints; the CLI reports what was written.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,9 +199,22 @@ def copy_example(name: str, dest: Path, source: InstallSource | None = None) -> 
         raise InputError("already exists and is not an empty folder; choose a new one", str(dest))
     # a bundled example's own state (a demo run inside the package) is not part of it
     ignore = shutil.ignore_patterns("__pycache__", STATE_DIR)
-    shutil.copytree(example, dest, dirs_exist_ok=True, ignore=ignore)
     source = source or installed_source()
-    atomic_write_text(dest / WORKFLOW, workflow_text(source), "workflow")
-    ensure_state_gitignore(dest)
+    # Built beside dest and renamed into place, so a full disk or Ctrl-C leaves no half copy.
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        staging.chmod(0o777 & ~umask)  # mkdtemp makes it private; a copied project is not
+        shutil.copytree(example, staging, dirs_exist_ok=True, ignore=ignore)
+        atomic_write_text(staging / WORKFLOW, workflow_text(source), "workflow")
+        ensure_state_gitignore(staging)
+        if dest.exists():
+            dest.rmdir()  # checked empty above
+        staging.rename(dest)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     _unreachable_warning(source, dest / WORKFLOW)
     return sorted(dest.iterdir())
