@@ -420,6 +420,8 @@ CASES: list[Hostile] = [
     Hostile("flag-dry-run-standin", USAGE, args=("run", "--dry-run"), says="dry-run"),
     Hostile("flag-judge-model-without-judge", USAGE, args=("run", "--judge-model", "x"), says="judge"),
     Hostile("flag-judge-openai-without-model", USAGE, args=("run", "--judge", "openai"), says="judge-model"),
+    Hostile("flag-base-url-empty", USAGE, args=("run", "--claude", "--base-url", ""), says="base-url"),
+    Hostile("flag-judge-base-url-blank", USAGE, args=("run", "--judge", "claude", "--judge-base-url", " "), says="judge-base-url"),
     Hostile("flag-docs-missing", USAGE, args=("run", "--docs", "nowhere"), says="nowhere"),
     Hostile("flag-golden-missing", USAGE, args=("run", "--golden", "nowhere.json"), says="nowhere.json"),
     Hostile("flag-save-baseline-on-example", USAGE, args=("run", "--example", "kitebase", "--save-baseline"), says="example"),

@@ -11,6 +11,13 @@ import click
 
 from ragrail.cli.common import FiniteFloat, json_option
 
+
+def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """An empty value given on purpose (``--base-url ''``) is a mistake, not "use the default"."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty; leave the option out to use the default")
+    return value
+
 # The most answers per question a flag may ask for: a typo of 10**11 would otherwise build
 # requests until memory runs out (or, with a paid model, spend without bound).
 MAX_REPEATS = 1000
@@ -139,6 +146,7 @@ def run_options(func: Any) -> Any:
         click.option(
             "--base-url",
             metavar="URL",
+            callback=_not_blank,
             help="API base URL (default: the SDK's, or ANTHROPIC_BASE_URL / OPENAI_BASE_URL).",
         ),
         click.option(
@@ -200,7 +208,9 @@ def run_options(func: Any) -> Any:
         click.option(
             "--judge-model", metavar="NAME", help="The judge's model (claude: claude-opus-5)."
         ),
-        click.option("--judge-base-url", metavar="URL", help="The judge's API base URL."),
+        click.option(
+            "--judge-base-url", metavar="URL", callback=_not_blank, help="The judge's API base URL."
+        ),
         click.option(
             "--judge-repeats",
             type=click.IntRange(min=1, max=MAX_REPEATS),
