@@ -125,6 +125,12 @@ def test_no_claims_is_undefined_and_content_words_need_half_coverage():
             "Refunds take 5 days [refunds #2] and 【faq#1】 arrive by card.",
             ["Refunds take 5 days", "arrive by card"],
         ),
+        # the comma after e.g. / i.e. opens an example, it does not end the claim
+        (
+            'Pick a custom name (e.g., "export-data") for the file.',
+            ['Pick a custom name (e.g., "export-data") for the file'],
+        ),
+        ("Use a long password, i.e., 12 characters.", ["Use a long password", "i.e., 12 characters"]),
     ],
 )
 def test_split_claims_real_text(answer: str, claims: list[str]):
