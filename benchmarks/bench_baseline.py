@@ -24,7 +24,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ragrail.baseline import load_baseline, save_baseline
 from ragrail.compare import compare
 from ragrail.results import (
     ArticleScores,
@@ -36,6 +35,7 @@ from ragrail.results import (
     Totals,
     Trace,
 )
+from ragrail.store.baseline import load_baseline, save_baseline
 
 TARGET_S = 2.0
 TEXT = "Reset links expire after 30 minutes; request a new one from the sign-in page. " * 3

@@ -48,10 +48,10 @@ def main() -> None:
     try:
         url = server.stdout.readline().strip()
         os.environ.setdefault("ANTHROPIC_API_KEY", "sk-bench-not-a-real-key")
-        from ragrail.cache import ResponseCache
-        from ragrail.llm import CallLayer, CallRequest, CallSettings
-        from ragrail.pricing import DEFAULT_PRICES
-        from ragrail.providers import make_provider
+        from ragrail.calls.cache import ResponseCache
+        from ragrail.calls.layer import CallLayer, CallRequest, CallSettings
+        from ragrail.calls.prices import DEFAULT_PRICES
+        from ragrail.calls.providers import make_provider
 
         t_import = time.perf_counter()
         import anthropic  # noqa: F401  (a one-time start-up cost, reported on its own)

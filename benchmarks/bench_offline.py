@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragrail.answerers import StandinAnswerer
 from ragrail.golden import Case, GoldenSet
-from ragrail.pipeline import Pipeline, PipelineSettings
 from ragrail.run import evaluate
+from ragrail.system.answerers import StandinAnswerer
+from ragrail.system.pipeline import Pipeline, PipelineSettings
 
 WORDS = [f"term{i}" for i in range(5000)]
 

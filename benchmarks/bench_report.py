@@ -20,10 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_offline import build
 
-from ragrail.answerers import StandinAnswerer
-from ragrail.pipeline import Pipeline, PipelineSettings
 from ragrail.reports.html import html_report
 from ragrail.run import evaluate
+from ragrail.system.answerers import StandinAnswerer
+from ragrail.system.pipeline import Pipeline, PipelineSettings
 
 
 def main() -> None:

@@ -13,8 +13,8 @@ import random
 import resource
 import time
 
-from ragrail.corpus import Chunk
-from ragrail.retrieval import make_retriever
+from ragrail.system.corpus import Chunk
+from ragrail.system.retrieval import make_retriever
 
 WORDS = [f"term{i}" for i in range(20_000)]
 

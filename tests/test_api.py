@@ -286,7 +286,7 @@ def test_history_is_recorded_only_when_asked(kitebase):
     ragrail.evaluate()
     assert not (kitebase / ".ragrail" / "history.sqlite").exists()
     ragrail.evaluate(history=True)
-    from ragrail.history import History
+    from ragrail.store.history import History
 
     store = History(kitebase / ".ragrail" / "history.sqlite")
     try:

@@ -18,9 +18,9 @@ LONG_MODULES: dict[str, str] = {
     "ragrail.fileio": "every file read and write in one place (strict JSON with positions, "
     "atomic writes, output checks), still taking the issue-10 follow-ups; the strict JSON "
     "reader is the part to move out next",
-    "ragrail.providers": "the Anthropic, OpenAI and HTTP-endpoint providers share one error "
+    "ragrail.calls.providers": "the Anthropic, OpenAI and HTTP-endpoint providers share one error "
     "classification and Retry-After reading; each provider class is about 60 lines",
-    "ragrail.history": "one SQLite store with its migrations and the run/validation tables; "
+    "ragrail.store.history": "one SQLite store with its migrations and the run/validation tables; "
     "a few lines over",
 }
 

@@ -12,7 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from ragrail.baseline import (
+from ragrail.compare import compare
+from ragrail.config import example_dir
+from ragrail.errors import InputError, SystemFailure
+from ragrail.results import load_run
+from ragrail.store.baseline import (
     Baseline,
     fingerprint_docs,
     fingerprint_file,
@@ -20,10 +24,6 @@ from ragrail.baseline import (
     rounded,
     save_baseline,
 )
-from ragrail.compare import compare
-from ragrail.config import example_dir
-from ragrail.errors import InputError, SystemFailure
-from ragrail.results import load_run
 from tests.fake_llm import FakeLLM, Reply, paste_top_chunk
 
 WHOLE_RUN = Path(__file__).parent / "data" / "baselines" / "kitebase-v1.json"

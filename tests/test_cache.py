@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ragrail import statedb
-from ragrail.cache import CacheUnavailable, ResponseCache
+from ragrail.calls.cache import CacheUnavailable, ResponseCache
 from ragrail.errors import InputError
+from ragrail.store import statedb
 
 REPLY = {"text": "ok", "input_tokens": 3, "output_tokens": 1}
 

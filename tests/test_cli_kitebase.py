@@ -110,7 +110,7 @@ def test_chunk_words_50_hides_two_breaks_behind_an_unchanged_total(cli):
 
 
 def test_chunk_words_50_cuts_the_downgrade_fact(kitebase):
-    from ragrail.corpus import chunk_by_words, load_documents
+    from ragrail.system.corpus import chunk_by_words, load_documents
 
     chunks = [
         c for c in chunk_by_words(load_documents(kitebase / "docs"), 50) if c.source == "plans"

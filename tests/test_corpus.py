@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragrail.corpus import (
+from ragrail.errors import InputError
+from ragrail.system.corpus import (
     Document,
     chunk_by_section,
     chunk_by_words,
@@ -12,7 +13,6 @@ from ragrail.corpus import (
     plain_words,
     split_sections,
 )
-from ragrail.errors import InputError
 
 
 def test_kitebase_has_13_section_chunks(kitebase):

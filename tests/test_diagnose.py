@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from ragrail.corpus import Chunk
 from ragrail.diagnose import (
     SPLIT_FACT,
     SPLIT_SENTENCE,
@@ -16,8 +15,9 @@ from ragrail.diagnose import (
     locate_missed_facts,
 )
 from ragrail.golden import Case
-from ragrail.pipeline import Pipeline, PipelineSettings
 from ragrail.results import CaseResult, MissedFact, Trace
+from ragrail.system.corpus import Chunk
+from ragrail.system.pipeline import Pipeline, PipelineSettings
 
 
 def chunks_of(*texts: str, source: str = "refunds") -> list[Chunk]:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from ragrail.corpus import chunk_by_section, chunk_by_words, load_documents
 from ragrail.errors import InputError
 from ragrail.golden import Case, add_case, lint_golden, load_golden
 from ragrail.results import CaseResult, RetrievedChunk, Trace, load_run
 from ragrail.scoring.case import ScoringOptions, score_case
 from ragrail.scoring.matching import Fact
+from ragrail.system.corpus import chunk_by_section, chunk_by_words, load_documents
 
 RAW_FACTS = ["30 days", {"any": ["10%", "10 percent"]}, {"regex": r"\d+ business days"}]
 QUESTION = "How do refunds work?"

@@ -88,7 +88,7 @@ def test_jsonl_syntax_error_has_line_and_column(tmp_path):
 
 
 def test_lint_passes_on_the_example_and_names_a_typo(kitebase, tmp_path):
-    from ragrail.corpus import load_documents
+    from ragrail.system.corpus import load_documents
 
     docs = {d.name: d.text for d in load_documents(kitebase / "docs")}
     golden = load_golden(kitebase / "golden.json")

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from ragrail.corpus import html_to_markdown, load_documents, split_sections
 from ragrail.errors import InputError
 from ragrail.golden import Case, add_case, lint_golden, load_golden
+from ragrail.system.corpus import html_to_markdown, load_documents, split_sections
 
 CASES = [
     {

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from ragrail import statedb
 from ragrail.errors import InputError
-from ragrail.history import (
+from ragrail.results import RunResult, load_run
+from ragrail.store import statedb
+from ragrail.store.history import (
     MIGRATIONS,
     History,
     HistoryUnavailable,
     check_for_run,
     record_run,
 )
-from ragrail.results import RunResult, load_run
 
 OLD_CONFIG = '{"chunking": "x", "top_k": 3, "retriever": "standin", "answerer": "standin"}'
 
@@ -129,7 +129,7 @@ def test_the_check_before_a_run_warns_about_a_read_only_folder(tmp_path, monkeyp
         old_history(path)
     before = sorted(os.listdir(tmp_path))
     # tests run as root, which ignores permission bits: stand in for a read-only checkout
-    monkeypatch.setattr("ragrail.history.os.access", lambda target, mode: False)
+    monkeypatch.setattr("ragrail.store.history.os.access", lambda target, mode: False)
     with pytest.warns(UserWarning, match="is read-only; this run is not recorded") as caught:
         assert check_for_run(path) is False
     assert len(caught) == 1 and sorted(os.listdir(tmp_path)) == before

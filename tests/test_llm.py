@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from ragrail.cache import ResponseCache, cache_key
-from ragrail.llm import CallLayer, CallRequest, CallSettings
-from ragrail.pricing import Price
-from ragrail.providers import make_provider
+from ragrail.calls.cache import ResponseCache, cache_key
+from ragrail.calls.layer import CallLayer, CallRequest, CallSettings
+from ragrail.calls.prices import Price
+from ragrail.calls.providers import make_provider
 from tests.fake_llm import FakeLLM, Reply
 
 KEY = "sk-test-DO-NOT-LEAK-42"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from ragrail.config import example_dir, load_config
-from ragrail.corpus import load_documents, make_chunks
 from ragrail.golden import lint_golden, load_golden
-from ragrail.retrieval import make_retriever
+from ragrail.system.corpus import load_documents, make_chunks
+from ragrail.system.retrieval import make_retriever
 
 EXAMPLE = example_dir("multilingual")
 

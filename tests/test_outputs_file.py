@@ -10,7 +10,7 @@ import pytest
 
 from ragrail.errors import InputError
 from ragrail.golden import Case
-from ragrail.systems import OutputsFile, parse_output
+from ragrail.system.adapters import OutputsFile, parse_output
 
 OUTPUTS_TOML = """name = "outputs bot"
 docs = "docs"

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from ragrail.corpus import Chunk
-from ragrail.retrieval import StandinRetriever, terms
+from ragrail.system.corpus import Chunk
+from ragrail.system.retrieval import StandinRetriever, terms
 
 
 def chunks(*texts: str) -> list[Chunk]:
@@ -68,7 +68,7 @@ def test_vectorised_search_equals_brute_force():
 
 
 def test_min_score_problem_follows_each_retrievers_scale():
-    from ragrail.retrieval import min_score_problem
+    from ragrail.system.retrieval import min_score_problem
 
     assert min_score_problem("standin", 1.0) is None
     assert min_score_problem("standin", 0.0) is None
@@ -82,7 +82,7 @@ def test_min_score_problem_follows_each_retrievers_scale():
 
 
 def test_a_bm25_threshold_above_one_is_on_bm25s_own_scale():
-    from ragrail.retrieval import BM25Retriever
+    from ragrail.system.retrieval import BM25Retriever
 
     r = BM25Retriever(
         chunks(
@@ -103,7 +103,7 @@ def test_a_bm25_threshold_above_one_is_on_bm25s_own_scale():
 
 def test_a_pipeline_refuses_a_threshold_its_retriever_can_never_reach(tmp_path):
     from ragrail.errors import InputError
-    from ragrail.pipeline import Pipeline, PipelineSettings
+    from ragrail.system.pipeline import Pipeline, PipelineSettings
 
     (tmp_path / "a.md").write_text("# A\n\nalpha beta\n", encoding="utf-8")
     with pytest.raises(InputError, match="standin retriever gives"):

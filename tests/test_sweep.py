@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ragrail.answerers.standin import StandinAnswerer
 from ragrail.golden import parse_golden
-from ragrail.pipeline import PipelineSettings
 from ragrail.reports.terminal import sweep_table
 from ragrail.sweep import run_sweep, unusable_thresholds
+from ragrail.system.answerers.standin import StandinAnswerer
+from ragrail.system.pipeline import PipelineSettings
 
 # One article of six content words: refund, payment, arrive, thirty, calendar, day.
 ARTICLE = "# Refund payments\n\nRefund payments arrive in thirty calendar days.\n"

@@ -34,7 +34,7 @@ _LAZY = {
     "Totals": "ragrail.results",
     "Diff": "ragrail.compare",
     "Change": "ragrail.compare",
-    "Baseline": "ragrail.baseline",
+    "Baseline": "ragrail.store.baseline",
     "GoldenSet": "ragrail.golden",
     "Case": "ragrail.golden",
     "RagrailError": "ragrail.errors",
@@ -69,7 +69,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (the package ships py.typed
     from ragrail.api import evaluate as evaluate
     from ragrail.api import load_results as load_results
     from ragrail.api import save_baseline as save_baseline
-    from ragrail.baseline import Baseline as Baseline
     from ragrail.compare import Change as Change
     from ragrail.compare import Diff as Diff
     from ragrail.errors import InputError as InputError
@@ -81,6 +80,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (the package ships py.typed
     from ragrail.results import CaseResult as CaseResult
     from ragrail.results import RunResult as RunResult
     from ragrail.results import Totals as Totals
+    from ragrail.store.baseline import Baseline as Baseline
 
 
 def __getattr__(name: str) -> Any:

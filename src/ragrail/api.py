@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from ragrail.errors import InputError
 
 if TYPE_CHECKING:
-    from ragrail.baseline import Baseline
     from ragrail.compare import Diff
     from ragrail.config import Project
     from ragrail.golden import Case, GoldenSet
     from ragrail.results import RunResult
+    from ragrail.store.baseline import Baseline
 
 PathLike: TypeAlias = "str | os.PathLike[str]"
 #: A golden set: a file (JSON, JSONL, YAML, CSV), a loaded one, or its cases as dicts.
@@ -174,8 +174,8 @@ def evaluate(
 
 
 def _is_run(value: object) -> bool:
-    from ragrail.baseline import Baseline
     from ragrail.results import RunResult
+    from ragrail.store.baseline import Baseline
 
     return isinstance(value, RunResult | Baseline)
 

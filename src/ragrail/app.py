@@ -40,14 +40,14 @@ from ragrail.settings import (
 )
 
 if TYPE_CHECKING:
-    from ragrail.baseline import Baseline
+    from ragrail.calls.layer import ProgressFn
     from ragrail.compare import Diff
     from ragrail.config import Project
     from ragrail.golden import GoldenSet
     from ragrail.judge import JudgeConfig, JudgePlan
-    from ragrail.llm import ProgressFn
     from ragrail.results import RunResult
     from ragrail.scoring.case import ScoringOptions
+    from ragrail.store.baseline import Baseline
 
 #: ``progress(total_calls, label)``: a context manager yielding the call layer's
 #: per-call callback (or None). The CLI passes a progress bar; the default draws nothing.
@@ -152,8 +152,8 @@ def prepare(
     setting fails fast (InputError) and nothing is written. ``outputs`` (``(path or None,
     what)``) and the baseline when ``save_baseline`` are the files the caller will write:
     each is refused here when it cannot be written or would replace an input."""
-    from ragrail.baseline import load_baseline
     from ragrail.golden import GoldenSet, load_golden
+    from ragrail.store.baseline import load_baseline
 
     o = overrides or Overrides()
     own_system = system is not None or project.config.system.kind != "pipeline"
@@ -230,7 +230,7 @@ def run(prepared: Prepared, progress: Progress | None = None) -> Evaluation:
 
 def make_system(project: Project, overrides: Overrides, system: object | None = None) -> Any:
     """The system under test other than the pipeline: ``system`` as given, or [system]."""
-    from ragrail import systems
+    from ragrail.system import adapters as systems
 
     # The call flags set the same limits for the user's system as for model calls.
     limits = {
@@ -263,10 +263,10 @@ def _run_system(p: Prepared, evaluation: Evaluation) -> None:
 
 
 def _run_pipeline(p: Prepared, evaluation: Evaluation, progress: Progress | None) -> None:
-    from ragrail.answerers import build_answerer
-    from ragrail.pipeline import Pipeline
     from ragrail.run import evaluate as evaluate_pipeline
     from ragrail.run import rerun_failures, usage_of
+    from ragrail.system.answerers import build_answerer
+    from ragrail.system.pipeline import Pipeline
 
     o, cfg = p.overrides, p.project.config
     spec = answerer_spec(p.project, o)
@@ -311,8 +311,8 @@ def _run_judge(project: Project, cfg: JudgeConfig, result: RunResult) -> int:
 
 def dry_run_plan(prepared: Prepared) -> DryRun:
     """The calls a model run would make and their estimated cost; sends nothing."""
-    from ragrail.answerers import plan_calls
-    from ragrail.pipeline import Pipeline
+    from ragrail.system.answerers import plan_calls
+    from ragrail.system.pipeline import Pipeline
 
     p, o = prepared, prepared.overrides
     spec = answerer_spec(p.project, o)
@@ -349,9 +349,9 @@ def compare_with_baseline(
 ) -> Diff | None:
     """The per-question diff against ``baseline`` (a run, a loaded baseline, or a baseline
     file, compact or a whole saved run, that may not exist yet: None then)."""
-    from ragrail.baseline import Baseline, load_baseline
     from ragrail.compare import compare
     from ragrail.results import RunResult
+    from ragrail.store.baseline import Baseline, load_baseline
 
     if baseline is None:
         return None
@@ -365,7 +365,7 @@ def compare_with_baseline(
 def record(project: Project, result: RunResult, path: Path | None = None) -> int | None:
     """Record the run in the project's history; its id, or None after one warning when the
     history cannot take it. Never raises for the history's sake: a run is never lost to it."""
-    from ragrail.history import record_run
+    from ragrail.store.history import record_run
 
     path = path or project.state_dir / "history.sqlite"
     return record_run(path, result, None if is_bundled(project) else project.root)
@@ -401,10 +401,10 @@ def exit_code(result: RunResult, diff: Diff | None, judge_failed: int = 0) -> in
 def save_baseline(
     result: RunResult, path: Path, *, docs: Path | None = None, golden: Path | None = None
 ) -> None:
-    """Accept the run as the new baseline: its compact form (ragrail.baseline), written
+    """Accept the run as the new baseline: its compact form (ragrail.store.baseline), written
     atomically, with the fingerprints of ``docs`` and ``golden``. A run with errors is
     refused (SystemFailure): it would record failed calls as the expected result."""
-    from ragrail.baseline import save_baseline as write_baseline
+    from ragrail.store.baseline import save_baseline as write_baseline
 
     reason = failures(result)
     if reason is not None:

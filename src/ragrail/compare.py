@@ -14,15 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from ragrail.baseline.model import rounded
 from ragrail.results import CaseResult, RunResult
 from ragrail.stats import McNemar, mcnemar_exact
+from ragrail.store.baseline.model import rounded
 
 if TYPE_CHECKING:
-    from ragrail.baseline import Baseline, BaselineCase
+    from ragrail.store.baseline import Baseline, BaselineCase
 
 Kind = Literal["fixed", "WORSE", "ERROR"]
-# What a run is compared with: a whole saved run, or a compact baseline (ragrail.baseline);
+# What a run is compared with: a whole saved run, or a compact baseline (ragrail.store.baseline);
 # of a baseline's cases compare reads only the verdicts both kinds have.
 BaselineRun: TypeAlias = "RunResult | Baseline"
 BaselineCaseLike: TypeAlias = "CaseResult | BaselineCase"
@@ -231,7 +231,7 @@ def _by_id(run: BaselineRun) -> dict[str, BaselineCaseLike]:
 
 def compare(run: RunResult, baseline: BaselineRun) -> Diff:
     """The per-question diff of ``run`` against ``baseline`` (a whole saved run or a
-    compact baseline from :func:`ragrail.baseline.load_baseline`)."""
+    compact baseline from :func:`ragrail.store.baseline.load_baseline`)."""
     same_answerer = (run.config.answerer, run.config.model) == (
         baseline.config.answerer,
         baseline.config.model,

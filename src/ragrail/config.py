@@ -24,10 +24,10 @@ from pydantic import (
 from ragrail.errors import InputError
 from ragrail.fileio import read_text
 from ragrail.judge import JudgeConfig
-from ragrail.pipeline import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
 from ragrail.scoring.answers import DEFAULT_ABSTAIN_PHRASES
 from ragrail.scoring.checks import CheckSpec, error_field, resolve_functions
-from ragrail.systems import DEFAULT_TIMEOUT
+from ragrail.system.adapters import DEFAULT_TIMEOUT
+from ragrail.system.pipeline import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
 
 CONFIG_NAME = "ragrail.toml"
 EXAMPLES_DIR = Path(__file__).parent / "examples"
@@ -55,7 +55,7 @@ class PipelineConfig(BaseModel):
     @field_validator("min_score")
     @classmethod
     def _min_score_on_the_retrievers_scale(cls, value: float, info: ValidationInfo) -> float:
-        from ragrail.retrieval import min_score_problem
+        from ragrail.system.retrieval import min_score_problem
 
         problem = min_score_problem(info.data.get("retriever", "standin"), value)
         if problem is not None:
@@ -132,7 +132,7 @@ class SystemConfig(BaseModel):
     @classmethod
     def _url_is_http(cls, url: str | None) -> str | None:
         """An unusable URL is a configuration error now, not a network failure per question."""
-        from ragrail.systems import url_problem
+        from ragrail.system.adapters import url_problem
 
         problem = url_problem(url) if url is not None else None
         if problem is not None:

@@ -27,13 +27,13 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from ragrail.corpus import Chunk
 from ragrail.golden import Case
 from ragrail.results import CaseResult, MissedFact
 from ragrail.scoring.matching import find, find_all, normalise
+from ragrail.system.corpus import Chunk
 
 if TYPE_CHECKING:
-    from ragrail.pipeline import Pipeline
+    from ragrail.system.pipeline import Pipeline
 
 SPLIT_FACT = "fact split across chunks"
 SPLIT_SENTENCE = "fact's sentence split from its context"

@@ -40,7 +40,7 @@ def refuse_clashes(
 ) -> None:
     """InputError when an output (``(real target, path as given, what)``) would replace an
     input, land in the docs folder as a document, or share its file with another output."""
-    from ragrail.corpus import DOC_SUFFIXES
+    from ragrail.system.corpus import DOC_SUFFIXES
 
     docs_dir = real(docs) if docs is not None else None
     seen: dict[Path, str] = {}

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 SCHEMA_VERSION = 1
-BASELINE_FORMAT = "ragrail-baseline"  # the compact baseline (ragrail.baseline), not a run
+BASELINE_FORMAT = "ragrail-baseline"  # the compact baseline (ragrail.store.baseline), not a run
 
 
 class _Model(BaseModel):

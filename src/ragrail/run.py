@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragrail.answerers.base import Answerer
 from ragrail.golden import Case, GoldenSet
-from ragrail.pipeline import Pipeline
 from ragrail.results import (
     ArticleScores,
     CaseResult,
@@ -21,6 +19,8 @@ from ragrail.results import (
 )
 from ragrail.scoring.case import ScoringOptions, answer_problems, score_case
 from ragrail.stats import bootstrap_mean, wilson
+from ragrail.system.answerers.base import Answerer
+from ragrail.system.pipeline import Pipeline
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -217,8 +217,8 @@ def rerun_failures(
     """
     from dataclasses import replace
 
-    from ragrail.answerers import RERUN_NAMESPACE
     from ragrail.scoring.checks import CheckError
+    from ragrail.system.answerers import RERUN_NAMESPACE
 
     options = options or ScoringOptions(k=result.config.top_k)
     failing = [

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 from ragrail.errors import InputError
 
 if TYPE_CHECKING:
-    from ragrail.answerers import AnswererSpec
     from ragrail.config import Project
     from ragrail.judge import JudgeConfig
-    from ragrail.pipeline import PipelineSettings
     from ragrail.scoring.case import ScoringOptions
+    from ragrail.system.answerers import AnswererSpec
+    from ragrail.system.pipeline import PipelineSettings
 
 
 @dataclass
@@ -74,7 +74,7 @@ def scoring_options(project: Project, overrides: Overrides | None = None) -> Sco
 
 
 def pipeline_settings(project: Project, overrides: Overrides | None = None) -> PipelineSettings:
-    from ragrail.pipeline import PipelineSettings
+    from ragrail.system.pipeline import PipelineSettings
 
     o, cfg = overrides or Overrides(), project.config
     pipe = cfg.pipeline
@@ -91,7 +91,7 @@ def pipeline_settings(project: Project, overrides: Overrides | None = None) -> P
 
 def prices(project: Project) -> dict[str, Any]:
     """Known model prices, the project's [prices] over the bundled ones."""
-    from ragrail.pricing import DEFAULT_PRICES, Price
+    from ragrail.calls.prices import DEFAULT_PRICES, Price
 
     own = {m: Price(p.input, p.output) for m, p in project.config.prices.items()}
     return {**DEFAULT_PRICES, **own}
@@ -99,9 +99,9 @@ def prices(project: Project) -> dict[str, Any]:
 
 def answerer_spec(project: Project, overrides: Overrides | None = None) -> AnswererSpec:
     """Who answers, and how its calls are made: the overrides over [answerer]."""
-    from ragrail.answerers import AnswererSpec
-    from ragrail.llm import CallSettings
-    from ragrail.pricing import Price
+    from ragrail.calls.layer import CallSettings
+    from ragrail.calls.prices import Price
+    from ragrail.system.answerers import AnswererSpec
 
     o, a = overrides or Overrides(), project.config.answerer
     if o.claude and o.answerer not in (None, "anthropic"):
@@ -188,7 +188,7 @@ def build_judge(project: Project, cfg: JudgeConfig) -> Any:  # -> judge.Judge
 def check_min_score(project: Project, overrides: Overrides | None = None) -> None:
     """A minimum score the retriever can never reach (on its own scale) is an InputError,
     naming the flag or the config key that set it."""
-    from ragrail.retrieval import min_score_problem
+    from ragrail.system.retrieval import min_score_problem
 
     o, pipe = overrides or Overrides(), project.config.pipeline
     name = o.retriever or pipe.retriever
@@ -209,7 +209,7 @@ def check_min_score(project: Project, overrides: Overrides | None = None) -> Non
 def history_path(project: Project) -> Path | None:
     """The run history, or None after one warning when it cannot be written (the run goes
     on). A newer ragrail's history is an InputError."""
-    from ragrail.history import check_for_run
+    from ragrail.store.history import check_for_run
 
     path = project.state_dir / "history.sqlite"
     return path if check_for_run(path) else None
@@ -217,8 +217,8 @@ def history_path(project: Project) -> Path | None:
 
 def check_gates(project: Project, cfg: JudgeConfig, o: Overrides) -> None:
     """Refuse, before any work, to gate on a judge criterion nobody has validated."""
-    from ragrail.history import History
     from ragrail.judge import Prompts, require_validated
+    from ragrail.store.history import History
 
     if o.trust_unvalidated or not any(c.gate for c in cfg.criteria):
         return
@@ -233,7 +233,7 @@ def check_gates(project: Project, cfg: JudgeConfig, o: Overrides) -> None:
 def check_judge_provider(cfg: JudgeConfig) -> None:
     """Refuse, before any answer is paid for, a judge whose key is missing or whose base
     URL is not a URL: the judge is only built once every answer is in."""
-    from ragrail.providers import JUDGE_URL, make_provider
+    from ragrail.calls.providers import JUDGE_URL, make_provider
 
     make_provider(cfg.provider, cfg.model, cfg.base_url, cfg.timeout, JUDGE_URL)
 

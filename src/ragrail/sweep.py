@@ -16,15 +16,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragrail.answerers.base import Answerer
-from ragrail.corpus import describe_chunking
 from ragrail.golden import GoldenSet
-from ragrail.pipeline import Pipeline, PipelineSettings
 from ragrail.results import RetrievedChunk, RunResult
-from ragrail.retrieval import min_score_problem
 from ragrail.run import evaluate
 from ragrail.scoring.case import ScoringOptions
 from ragrail.scoring.retrieval import facts_retrieved
+from ragrail.system.answerers.base import Answerer
+from ragrail.system.corpus import describe_chunking
+from ragrail.system.pipeline import Pipeline, PipelineSettings
+from ragrail.system.retrieval import min_score_problem
 
 METRICS = ("hit_rate", "recall", "answer_pass_rate", "context_precision", "mrr")
 

@@ -230,7 +230,7 @@ def history_db(version: int | None = None, row: dict | None = None) -> Setup:
     def setup(p: Path) -> None:
         import sqlite3
 
-        from ragrail.history import History
+        from ragrail.store.history import History
 
         path = p / ".ragrail" / "history.sqlite"
         History(path).close()

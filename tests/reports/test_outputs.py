@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ragrail.history import MIGRATIONS, History
+from ragrail.store.history import MIGRATIONS, History
 from tests.conftest import DATA
 
 

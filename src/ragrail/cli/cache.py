@@ -31,7 +31,7 @@ def cache_path(config: Path | None) -> Path:
 @output_options()
 def cache_stats(config: Path | None, json_path: Path | None) -> int:
     """How many replies are cached, and where."""
-    from ragrail.cache import ResponseCache
+    from ragrail.calls.cache import ResponseCache
     from ragrail.reports.machine import cache_json
 
     check_json_target(json_path, "--json cache stats")
@@ -61,7 +61,7 @@ def cache_stats(config: Path | None, json_path: Path | None) -> int:
 @output_options()
 def cache_clear(config: Path | None) -> int:
     """Delete every cached reply: the next model run calls the API again."""
-    from ragrail.cache import ResponseCache
+    from ragrail.calls.cache import ResponseCache
 
     path = cache_path(config)
     if not path.exists():

@@ -67,7 +67,7 @@ def load_project(config: Path | None, example: str | None) -> Any:  # -> config.
 def open_history(config: Path | None, example: str | None) -> Any:  # -> history.History
     """The run history of the project (or of this folder when there is no project)."""
     from ragrail.config import CONFIG_NAME
-    from ragrail.history import History
+    from ragrail.store.history import History
 
     if config is None and example is None and not (Path.cwd() / CONFIG_NAME).is_file():
         path = Path.cwd() / ".ragrail" / "history.sqlite"
@@ -80,8 +80,8 @@ def open_history(config: Path | None, example: str | None) -> Any:  # -> history
 
 def load_run_ref(ref: str, project: Any) -> Any:  # -> results.RunResult
     """A run from a results file (a path that exists) or from the history (id, latest, -N)."""
-    from ragrail.history import History
     from ragrail.results import load_run
+    from ragrail.store.history import History
 
     path = Path(ref)
     if path.suffix == ".json" and path.is_file():

@@ -111,10 +111,10 @@ def judge_validate(
     the agreement (never counted as "fail") and listed; when the judge failed on
     any, nothing is stored and the exit code is 3.
     """
-    from ragrail.history import History
     from ragrail.judge import load_labels, validate_judge
     from ragrail.reports.machine import validation_json
     from ragrail.reports.text import visible
+    from ragrail.store.history import History
 
     check_json_target(json_path, "--json validation")
     out = Out(json_path)

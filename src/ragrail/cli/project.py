@@ -52,9 +52,9 @@ def lint(
     bot failure. Near-duplicate questions and documents no case uses are
     warnings. Exits 1 when it finds errors.
     """
-    from ragrail.corpus import load_documents
     from ragrail.golden import lint_golden, load_golden
     from ragrail.reports.machine import lint_json
+    from ragrail.system.corpus import load_documents
 
     check_json_target(json_path, "--json lint")
     out = Out(json_path)

@@ -189,10 +189,10 @@ def report(
     drill-down per question (retrieved chunks with the labelled facts
     highlighted, prompt, answer, claims, checks) with filters.
     """
-    from ragrail.baseline import load_baseline
     from ragrail.compare import compare
     from ragrail.fileio import atomic_write_text
     from ragrail.reports.html import html_report
+    from ragrail.store.baseline import load_baseline
 
     project = _report_project(config, example)
     _check_report_target(output, project, from_json, baseline)
@@ -235,8 +235,8 @@ def _report_run(
     run_ref: str, config: Path | None, example: str | None, from_json: Path | None
 ) -> tuple[Any, list[Any]]:
     """The run to report on, and the history rows up to it (for the trends)."""
-    from ragrail.history import HistoryUnavailable
     from ragrail.results import load_run
+    from ragrail.store.history import HistoryUnavailable
 
     if from_json is not None:
         run = load_run(from_json, "results")

@@ -101,17 +101,17 @@ def sweep(
       ragrail sweep --example kitebase --chunk-words 0,25,50 --top-k 1,3,5 --retriever standin,bm25
       ragrail sweep --example kitebase --retriever bm25 --top-k 3 --min-score 0,0.5,1,1.5
     """
-    from ragrail.answerers import build_answerer
     from ragrail.app import answerer_spec
     from ragrail.fileio import atomic_write_text, check_writable_output
     from ragrail.golden import load_golden
     from ragrail.outputs import project_inputs, refuse_clashes
-    from ragrail.pipeline import PipelineSettings
     from ragrail.reports.machine import to_stdout as out_is_stdout
     from ragrail.reports.terminal import sweep_table
-    from ragrail.retrieval import RETRIEVERS
     from ragrail.scoring.case import ScoringOptions
     from ragrail.sweep import run_sweep, to_csv, to_json, unusable_thresholds
+    from ragrail.system.answerers import build_answerer
+    from ragrail.system.pipeline import PipelineSettings
+    from ragrail.system.retrieval import RETRIEVERS
 
     out = Out(json_path)
     project = load_project(config, example)

@@ -220,7 +220,7 @@ def _write_golden(path: Path, cases: list[Any]) -> None:
 def _write_outputs(path: Path, records: list[dict[str, Any]]) -> None:
     from ragrail.fileio import atomic_write_text
     from ragrail.interop.common import outputs_text
-    from ragrail.systems import OutputsFile
+    from ragrail.system.adapters import OutputsFile
 
     def read_back(written: Path) -> None:
         try:
@@ -385,8 +385,8 @@ def load_run_ref(ref: str, config: Path | None, example: str | None) -> Any:
     """A run from a results file (a ``.json`` path) or from the project's history."""
     from ragrail.config import CONFIG_NAME
     from ragrail.fileio import load_json
-    from ragrail.history import History
     from ragrail.results import parse_run
+    from ragrail.store.history import History
 
     path = Path(ref)
     if path.suffix.lower() == ".json":

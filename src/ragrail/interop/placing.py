@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragrail.corpus import chunk_by_section, load_documents
 from ragrail.scoring.matching import find, normalise, slug
+from ragrail.system.corpus import chunk_by_section, load_documents
 
 _WORD = re.compile(r"\w+")
 HEAD_WORDS = 8  # most words of a passage's start that find its section when none holds it all

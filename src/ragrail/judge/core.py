@@ -27,7 +27,7 @@ class Judge:
     abstain_phrases: tuple[str, ...] | None = None  # [scoring] abstain_phrases; None: defaults
 
     def __post_init__(self) -> None:
-        from ragrail.llm import UsageTotals
+        from ragrail.calls.layer import UsageTotals
 
         self.totals = UsageTotals()
 
@@ -44,7 +44,7 @@ class Judge:
         return judge_key(self.provider.name, self.provider.model, prompt, criterion)
 
     def _layer(self, validate: Any):  # -> llm.CallLayer
-        from ragrail.llm import CallLayer, CallSettings
+        from ragrail.calls.layer import CallLayer, CallSettings
 
         c = self.config
         settings = CallSettings(
@@ -65,7 +65,7 @@ class Judge:
 
     def call(self, prompts: list[tuple[str, int]], validate: Any) -> list[Any]:
         """Make the calls ``(prompt, repeat)``, adding their usage to this judge's totals."""
-        from ragrail.llm import CallRequest
+        from ragrail.calls.layer import CallRequest
 
         if not prompts:
             return []
@@ -113,8 +113,8 @@ class Judge:
 def build_judge(
     cfg: JudgeConfig, cache_path: Path | None, prices: dict[str, Any], root: Path | None
 ) -> Judge:
-    from ragrail.cache import ResponseCache
-    from ragrail.providers import JUDGE_URL, make_provider
+    from ragrail.calls.cache import ResponseCache
+    from ragrail.calls.providers import JUDGE_URL, make_provider
 
     if cfg.provider is None:
         raise InputError(

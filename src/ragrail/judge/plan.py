@@ -24,7 +24,7 @@ class JudgePlan:
     price: Any  # pricing.Price | None
 
     def cost_bound(self) -> float | None:
-        from ragrail.pricing import cost_usd
+        from ragrail.calls.prices import cost_usd
 
         return cost_usd(self.price, self.max_input_tokens, self.max_calls * self.max_output_tokens)
 
@@ -56,8 +56,8 @@ def plan_judge(
     answerer's max_tokens); each re-ask adds the bad reply (the judge's
     max_tokens) and the correction.
     """
-    from ragrail.llm import correction
-    from ragrail.prompt import estimate_tokens
+    from ragrail.calls.layer import correction
+    from ragrail.system.prompt import estimate_tokens
 
     filler = "x" * (4 * answer_tokens)
     sizes = []

@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from html import escape as _html_escape
 
 from ragrail.compare import Diff, first_error, pct, run_summary
-from ragrail.history import RunRow
 from ragrail.reports.text import visible
 from ragrail.results import CaseResult, RunResult, Stat
 from ragrail.scoring.answers import citation_key, citations
 from ragrail.scoring.matching import contains
+from ragrail.store.history import RunRow
 
 CSS = """
 :root { --fail: #b42318; --pass: #067647; --muted: #667085; --line: #eaecf0; --mark: #fde68a; }

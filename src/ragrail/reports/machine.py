@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ragrail.compare import Diff
     from ragrail.golden import LintProblem
-    from ragrail.history import RunRow
+    from ragrail.store.history import RunRow
 
 STDOUT = "-"  # ``--json -``: the JSON goes to standard output
 

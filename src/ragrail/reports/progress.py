@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ragrail.llm import CallResult, ProgressFn, UsageTotals
+from ragrail.calls.layer import CallResult, ProgressFn, UsageTotals
 
 
 @contextmanager

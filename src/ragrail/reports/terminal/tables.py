@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ragrail.answerers import CallPlan
 from ragrail.reports.text import visible
 from ragrail.sweep import SweepRow
+from ragrail.system.answerers import CallPlan
 
 if TYPE_CHECKING:
     from ragrail.judge import JudgePlan

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragrail.answerers.base import AnswerRequest, AnswerResult
-from ragrail.llm import CallLayer, CallRequest, UsageTotals
+from ragrail.calls.layer import CallLayer, CallRequest, UsageTotals
 from ragrail.results import CallUsage
+from ragrail.system.answerers.base import AnswerRequest, AnswerResult
 
 LABELS = {
     "anthropic": "Claude (Anthropic Messages API)",

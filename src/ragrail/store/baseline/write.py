@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ragrail.baseline.model import Baseline, gc_paused
-from ragrail.baseline.read import parse_baseline
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import atomic_write_text, parse_json
 from ragrail.results import RunResult
+from ragrail.store.baseline.model import Baseline, gc_paused
+from ragrail.store.baseline.read import parse_baseline
 
 
 def fingerprint_file(path: Path | None) -> str | None:
@@ -31,7 +31,7 @@ def fingerprint_docs(folder: Path | None) -> str | None:
     """``sha256:<hex>`` over the documents a run reads from ``folder`` (the files
     ``corpus.load_documents`` takes, by name, line ends as in :func:`fingerprint_file`);
     None when there is no such folder."""
-    from ragrail.corpus import DOC_SUFFIXES
+    from ragrail.system.corpus import DOC_SUFFIXES
 
     if folder is None or not folder.is_dir():
         return None

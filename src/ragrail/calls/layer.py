@@ -21,9 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragrail.cache import ResponseCache, cache_key
-from ragrail.pricing import Price, cost_usd
-from ragrail.providers import Followup, Provider
+from ragrail.calls.cache import ResponseCache, cache_key
+from ragrail.calls.prices import Price, cost_usd
+from ragrail.calls.providers import Followup, Provider
 from ragrail.results import Usage
 
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragrail import statedb
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import set_aside
+from ragrail.store import statedb
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (

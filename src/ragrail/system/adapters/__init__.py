@@ -20,16 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from ragrail.errors import InputError
-from ragrail.systems.http import HttpSystem, expand_env, url_problem
-from ragrail.systems.outputs_file import OutputsFile
-from ragrail.systems.python import (
+from ragrail.system.adapters.http import HttpSystem, expand_env, url_problem
+from ragrail.system.adapters.outputs_file import OutputsFile
+from ragrail.system.adapters.python import (
     CallableSystem,
     callable_name,
     describe_failure,
     is_async,
     load_target,
 )
-from ragrail.systems.records import (
+from ragrail.system.adapters.records import (
     DEFAULT_TIMEOUT,
     OutputContext,
     OutputRecord,

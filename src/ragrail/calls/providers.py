@@ -243,7 +243,7 @@ def _base_url(provider: str, given: str | None, setting: str) -> str | None:
     InputError naming where it came from: retried as a network failure, it would
     read as every call failing (exit 3) instead of a setting to fix (exit 2).
     """
-    from ragrail.systems import url_problem
+    from ragrail.system.adapters import url_problem
 
     var = BASE_URL_VARS[provider]
     url, source = (given, setting) if given else (os.environ.get(var), var)

@@ -25,10 +25,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ragrail import statedb
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import set_aside
 from ragrail.results import RunResult
+from ragrail.store import statedb
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: one row per run, the whole result kept as JSON

@@ -38,7 +38,7 @@ Format (version 2)::
     }
 """
 
-from ragrail.baseline.model import (
+from ragrail.store.baseline.model import (
     CASE_METRICS,
     FORMAT,
     SIGNIFICANT_DIGITS,
@@ -47,8 +47,13 @@ from ragrail.baseline.model import (
     BaselineCase,
     rounded,
 )
-from ragrail.baseline.read import load_baseline, parse_baseline
-from ragrail.baseline.write import fingerprint_docs, fingerprint_file, fingerprints, save_baseline
+from ragrail.store.baseline.read import load_baseline, parse_baseline
+from ragrail.store.baseline.write import (
+    fingerprint_docs,
+    fingerprint_file,
+    fingerprints,
+    save_baseline,
+)
 
 __all__ = [
     "CASE_METRICS",

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 from ragrail.errors import InputError
 from ragrail.golden import Case
 from ragrail.results import Trace
-from ragrail.systems.records import DEFAULT_TIMEOUT, parse_output, record_to_trace
+from ragrail.system.adapters.records import DEFAULT_TIMEOUT, parse_output, record_to_trace
 
 
 class _Job:

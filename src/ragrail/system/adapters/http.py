@@ -11,7 +11,7 @@ from typing import Any
 from ragrail.errors import InputError
 from ragrail.golden import Case
 from ragrail.results import Trace
-from ragrail.systems.records import OutputRecord, parse_output, record_to_trace
+from ragrail.system.adapters.records import OutputRecord, parse_output, record_to_trace
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -37,7 +37,7 @@ class HttpSystem:
     kind = "http endpoint"
 
     def __init__(self, cfg: Any) -> None:  # cfg: config.SystemConfig
-        from ragrail.providers import EndpointProvider
+        from ragrail.calls.providers import EndpointProvider
 
         if not cfg.url:
             raise InputError('[system] kind = "http" needs url = "http://..."')
@@ -63,7 +63,7 @@ class HttpSystem:
         A reply that is not JSON, or lacks the answer or the passages, fails
         that question; a field of the wrong type is a configuration error.
         """
-        from ragrail.providers import get_path
+        from ragrail.calls.providers import get_path
 
         if not text.strip():
             return "the reply was empty, not JSON"
@@ -112,7 +112,7 @@ class HttpSystem:
         return parse_output(record, f"system.url {c.url}")
 
     def traces(self, cases: list[Case]) -> list[Trace]:
-        from ragrail.llm import CallLayer, CallRequest, CallSettings
+        from ragrail.calls.layer import CallLayer, CallRequest, CallSettings
 
         settings = CallSettings(
             concurrency=self.cfg.concurrency,

@@ -10,7 +10,7 @@ from ragrail.errors import InputError
 from ragrail.fileio import BOM, parse_json, read_text
 from ragrail.golden import Case
 from ragrail.results import Trace
-from ragrail.systems.records import OutputRecord, invalid_field, record_to_trace
+from ragrail.system.adapters.records import OutputRecord, invalid_field, record_to_trace
 
 
 class OutputsFile:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ragrail.corpus import Chunk
+from ragrail.system.corpus import Chunk
 
 DEFAULT_TEMPLATE = """\
 You are the support assistant for {product}. Answer the customer's question using only \

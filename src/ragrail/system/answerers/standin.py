@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragrail.answerers.base import NO_CONTEXT_ANSWER, AnswerRequest, AnswerResult
+from ragrail.system.answerers.base import NO_CONTEXT_ANSWER, AnswerRequest, AnswerResult
 
 
 class StandinAnswerer:

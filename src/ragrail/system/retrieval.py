@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragrail.corpus import Chunk
 from ragrail.scoring.tokens import bm25_terms, terms
+from ragrail.system.corpus import Chunk
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The baseline in memory: its questions' verdicts and scores, and the file's text.
 
-See :mod:`ragrail.baseline` for the format.
+See :mod:`ragrail.store.baseline` for the format.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ class Baseline:
 
     def to_text(self) -> str:
         """The file's text, byte-identical for equal baselines (the format is described
-        in :mod:`ragrail.baseline`)."""
+        in :mod:`ragrail.store.baseline`)."""
         config = self.config.model_dump(mode="json")
         totals = self.totals.model_dump(mode="json", exclude=set(TOTALS_LEFT_OUT))
         head = {

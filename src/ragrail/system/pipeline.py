@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragrail.answerers.base import NO_CONTEXT_ANSWER, Answerer, AnswerRequest
-from ragrail.corpus import Chunk, describe_chunking, load_documents, make_chunks
-from ragrail.prompt import DEFAULT_TEMPLATE, build_prompt, estimate_tokens
 from ragrail.results import RetrievedChunk, Sample, Trace
-from ragrail.retrieval import make_retriever, min_score_problem
+from ragrail.system.answerers.base import NO_CONTEXT_ANSWER, Answerer, AnswerRequest
+from ragrail.system.corpus import Chunk, describe_chunking, load_documents, make_chunks
+from ragrail.system.prompt import DEFAULT_TEMPLATE, build_prompt, estimate_tokens
+from ragrail.system.retrieval import make_retriever, min_score_problem
 
 DEFAULT_TOP_K = 3
 DEFAULT_MIN_SCORE = 0.2

@@ -15,7 +15,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ragrail.baseline.model import (
+from ragrail.errors import InputError
+from ragrail.fileio import load_json
+from ragrail.results import RunConfig, Totals, _invalid, parse_run
+from ragrail.store.baseline.model import (
     CASE_METRICS,
     FINGERPRINT_KEYS,
     FORMAT,
@@ -25,9 +28,6 @@ from ragrail.baseline.model import (
     BaselineCase,
     gc_paused,
 )
-from ragrail.errors import InputError
-from ragrail.fileio import load_json
-from ragrail.results import RunConfig, Totals, _invalid, parse_run
 
 M = TypeVar("M", bound=BaseModel)
 

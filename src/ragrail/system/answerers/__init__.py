@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragrail.answerers.base import Answerer, AnswerRequest, AnswerResult
-from ragrail.answerers.standin import StandinAnswerer
+from ragrail.calls.layer import CallSettings, ProgressFn
+from ragrail.calls.prices import DEFAULT_PRICES, Price
 from ragrail.errors import InputError
-from ragrail.llm import CallSettings, ProgressFn
-from ragrail.pricing import DEFAULT_PRICES, Price
+from ragrail.system.answerers.base import Answerer, AnswerRequest, AnswerResult
+from ragrail.system.answerers.standin import StandinAnswerer
 
 __all__ = [
     "MODEL_ANSWERERS",
@@ -53,10 +53,10 @@ def build_answerer(spec: AnswererSpec, on_result: ProgressFn | None = None) -> A
         return StandinAnswerer()
     if not spec.uses_model:
         raise InputError(f"unknown answerer {spec.name!r}; choose standin, anthropic or openai")
-    from ragrail.answerers.model import ModelAnswerer
-    from ragrail.cache import ResponseCache
-    from ragrail.llm import CallLayer
-    from ragrail.providers import make_provider
+    from ragrail.calls.cache import ResponseCache
+    from ragrail.calls.layer import CallLayer
+    from ragrail.calls.providers import make_provider
+    from ragrail.system.answerers.model import ModelAnswerer
 
     provider = make_provider(spec.name, spec.model, spec.base_url, spec.calls.timeout)
     cache = ResponseCache(spec.cache_path) if spec.cache_path is not None else None
@@ -89,13 +89,13 @@ class CallPlan:
     rerun_input_tokens: int = 0
 
     def cost(self, output_tokens_each: int) -> float | None:
-        from ragrail.pricing import cost_usd
+        from ragrail.calls.prices import cost_usd
 
         return cost_usd(self.price, self.input_tokens, output_tokens_each * self.calls)
 
     def rerun_cost_bound(self) -> float | None:
         """The re-runs' cost if every question failed and every answer ran to max_tokens."""
-        from ragrail.pricing import cost_usd
+        from ragrail.calls.prices import cost_usd
 
         return cost_usd(
             self.price, self.rerun_input_tokens, self.max_output_tokens * self.rerun_calls
@@ -118,9 +118,9 @@ def plan_calls(
     """
     import os
 
-    from ragrail.cache import ResponseCache, cache_key
-    from ragrail.prompt import estimate_tokens
-    from ragrail.providers import BASE_URL_VARS, DEFAULT_MODELS
+    from ragrail.calls.cache import ResponseCache, cache_key
+    from ragrail.calls.providers import BASE_URL_VARS, DEFAULT_MODELS
+    from ragrail.system.prompt import estimate_tokens
 
     model = spec.model or DEFAULT_MODELS.get(spec.name)
     if not model:
