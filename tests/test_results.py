@@ -199,3 +199,36 @@ def test_a_run_never_saves_nan_as_null(project):
     run.cases[0].correctness = float("inf")
     text = run.to_json()
     assert "Infinity" in text and "null" not in text.split('"correctness"')[1][:10]
+
+
+def test_the_pieces_of_a_saved_run_are_its_json_exactly(project):
+    run = load_run(project / "baseline.json")
+    assert "".join(run.json_pieces()) == run.to_json()
+    for kept in (0, 1):
+        part = run.model_copy(update={"cases": run.cases[:kept]})
+        assert "".join(part.json_pieces()) == part.to_json()
+
+
+def test_a_large_run_is_saved_with_the_quick_check_and_still_refuses_nan(
+    project, monkeypatch
+):
+    import ragrail.results as results
+
+    monkeypatch.setattr(results, "READ_BACK_UP_TO", 0)  # every run counts as large
+    path = project / "baseline.json"
+    run = load_run(path)
+    out = project / "large.json"
+    run.save(out)
+    assert load_run(out, "results") == run
+
+    before = digest(out)
+    run.cases[-1].faithfulness = float("nan")
+    with pytest.raises(SystemFailure, match=r"not saved: .*faithfulness.*NaN"):
+        run.save(out)
+    assert digest(out) == before
+
+    run = load_run(path)
+    run.cases[1].id = run.cases[0].id
+    with pytest.raises(SystemFailure, match="names a case twice"):
+        run.save(out)
+    assert digest(out) == before

@@ -7,6 +7,7 @@ are declared here). Per-question scores are always kept; totals are derived.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -303,10 +304,31 @@ class RunResult(_Model):
 
         return run_frame(self)
 
+    def json_pieces(self) -> Iterator[str]:
+        """:meth:`to_json`'s text in pieces, one per case: the same characters, without
+        the whole document (hundreds of MB for 100,000 questions) in memory at once."""
+        if not self.cases:
+            yield self.to_json()
+            return
+        head = self.model_dump_json(indent=2, exclude={"cases"})
+        # cases is the last field: reopen the object to append it, indented one level
+        yield head.removesuffix("\n}") + ',\n  "cases": [\n'
+        for i, case in enumerate(self.cases):
+            # no raw newline can stand inside a JSON string, so each one is indentation
+            body = case.model_dump_json(indent=2).replace("\n", "\n    ")
+            yield ("    " if i == 0 else ",\n    ") + body
+        yield "\n  ]\n}\n"
+
     def save(self, path: Path, what: str = "results") -> None:
         """Write the run atomically. The new file is read back with the loader that
         will read it next time (parsed and validated) before it replaces the old
-        one: a run that could not be loaded again is never saved over a good one."""
+        one: a run that could not be loaded again is never saved over a good one.
+
+        Past READ_BACK_UP_TO questions the full read-back would take longer than the
+        run (seconds per 10,000), so the write is checked for what could stop it
+        loading once every model was validated when it was built: a NaN or infinity
+        assigned since (the full read-back runs when the text could hold one), and a
+        case id given twice."""
 
         def read_back(written: Path) -> None:
             try:
@@ -317,7 +339,27 @@ class RunResult(_Model):
                     f"({exc.message}); the old file is unchanged"
                 ) from None
 
-        atomic_write_text(path, self.to_json(), what, validate=read_back)
+        def quick_check(written: Path) -> None:
+            ids = {c.id for c in self.cases}
+            if len(ids) != len(self.cases):
+                raise SystemFailure(
+                    f"{path}: not saved: the new {what} names a case twice; "
+                    "the old file is unchanged"
+                )
+            with open(written, "rb") as fh:
+                while block := fh.read(1 << 24):
+                    # a literal split across two blocks is caught by the overlap
+                    if b"NaN" in block or b"Infinity" in block:
+                        read_back(written)
+                        return
+                    if len(block) == 1 << 24:
+                        fh.seek(-8, 1)
+
+        check = read_back if len(self.cases) <= READ_BACK_UP_TO else quick_check
+        atomic_write_text(path, self.json_pieces(), what, validate=check)
+
+
+READ_BACK_UP_TO = 5_000
 
 
 def load_run(path: Path, what: str = "baseline") -> RunResult:

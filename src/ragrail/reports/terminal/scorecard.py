@@ -99,12 +99,47 @@ def per_question_lines(run: RunResult, width: int) -> tuple[list[str], list[str]
     lines and each cause up to four; in a long report (past LONG_REPORT lines and
     LINES_PER_QUESTION lines a question) rows go to one line, then causes to two, then
     to one, so a set of a hundred questions with long ids still reads as a list."""
+    if len(run.cases) > LIST_ALL_UP_TO:
+        return _large_run_lines(run, width)
     budget = max(LONG_REPORT, LINES_PER_QUESTION * len(run.cases))
     for row_lines, cause_lines in ((2, 4), (1, 2), (1, 1)):
         rows = score_rows(run, width, row_lines)
         why = causes_lines(run, width, cause_lines)
         if len(rows) + len(why) <= budget:
             break
+    return rows, why
+
+
+# Past this many questions the table lists only questions that did not pass, at most
+# LISTED of them: 100,000 rows scroll the totals out of sight and take seconds to lay
+# out, and every question is in the --json results, `ragrail report` and the history.
+LIST_ALL_UP_TO = 200
+LISTED = 100
+
+
+def _needs_a_look(case: CaseResult) -> bool:
+    return retrieval_label(case) not in ("hit", "-") or answer_label(case) not in ("pass", "-")
+
+
+def _large_run_lines(run: RunResult, width: int) -> tuple[list[str], list[str]]:
+    """A long run's rows (the first LISTED questions that did not pass, one line each)
+    and causes (the first LISTED, one line each), each followed by what was left out."""
+    failing = [c for c in run.cases if _needs_a_look(c)]
+    rows = score_rows(run.model_copy(update={"cases": failing[:LISTED]}), width, 1)
+    passed = len(run.cases) - len(failing)
+    shown = f"the first {LISTED} of " if len(failing) > LISTED else ""
+    rows.extend(
+        wrap(
+            f"  (listed: {shown}{len(failing):,} questions that did not pass; {passed:,} passed; "
+            f"all {len(run.cases):,} are in --json, `ragrail report` and the history)",
+            width,
+            subsequent="   ",
+        )
+    )
+    caused = [c for c in run.cases if c.cause]
+    why = causes_lines(run.model_copy(update={"cases": caused[:LISTED]}), width, 1)
+    if len(caused) > LISTED and why:
+        why.insert(-1, f"  (the first {LISTED} of {len(caused):,})")
     return rows, why
 
 

@@ -73,7 +73,15 @@ class OutputsFile:
         return record_to_trace(case, record)
 
     def traces(self, cases: list[Case]) -> list[Trace]:
-        return [self.trace(c) for c in cases]
+        shared: dict[str, str] = {}
+        out = []
+        for case in cases:
+            record = self.records.get(case.id) or self.by_question.get(case.question.strip())
+            if record is None:
+                out.append(self.trace(case))
+            else:
+                out.append(record_to_trace(case, record, shared=shared))
+        return out
 
 
 def _unique(seen: dict[str, int], key: str, what: str, lineno: int, where: str) -> None:

@@ -34,14 +34,25 @@ class OutputRecord(BaseModel):
     contexts: list[OutputContext] = Field(default_factory=list)
 
 
-def record_to_trace(case: Case, record: OutputRecord, latency_ms: float = 0.0) -> Trace:
+def record_to_trace(
+    case: Case,
+    record: OutputRecord,
+    latency_ms: float = 0.0,
+    shared: dict[str, str] | None = None,
+) -> Trace:
+    """The trace of a validated record.
+
+    ``shared`` maps each text to one copy of it: the same chunk retrieved for many
+    questions is then held once, not once per question.
+    """
+    texts = {} if shared is None else shared
     retrieved = [
         RetrievedChunk(
-            id=c.id,
-            source=c.source or c.id.split("#")[0],
+            id=texts.setdefault(c.id, c.id),
+            source=texts.setdefault(src := c.source or c.id.split("#")[0], src),
             rank=rank,
             score=c.score if c.score is not None else 0.0,
-            text=c.text,
+            text=texts.setdefault(c.text, c.text),
         )
         for rank, c in enumerate(record.contexts, start=1)
     ]
