@@ -23,11 +23,11 @@ from pydantic import (
 
 from ragrail.errors import InputError
 from ragrail.fileio import read_text
-from ragrail.judge import JudgeConfig
+from ragrail.judge.config import JudgeConfig
 from ragrail.scoring.answers import DEFAULT_ABSTAIN_PHRASES
 from ragrail.scoring.checks import CheckSpec, error_field, resolve_functions
 from ragrail.system.adapters import DEFAULT_TIMEOUT
-from ragrail.system.pipeline import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
+from ragrail.system.defaults import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
 
 CONFIG_NAME = "ragrail.toml"
 EXAMPLES_DIR = Path(__file__).parent / "examples"
@@ -75,6 +75,9 @@ class AnswererConfig(BaseModel):
     max_tokens: int = Field(default=512, ge=1)
     temperature: float | None = Field(default=None, ge=0.0)
     repeats: int = Field(default=1, ge=1, le=1000)  # as --repeats: a typo, not a plan
+    # Rate limits (calls.limiter): requests and tokens per minute; None: no limit.
+    rpm: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    tpm: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
 
 
 class PriceConfig(BaseModel):

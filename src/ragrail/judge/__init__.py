@@ -18,52 +18,55 @@ from ``ragrail.judge``.
 
 from __future__ import annotations
 
-from ragrail.judge.claims import apply_claims, claims_prompt, context_text
-from ragrail.judge.config import (
-    PROMPT_NAMES,
-    PROMPTS_DIR,
-    CriterionConfig,
-    JudgeConfig,
-    Prompts,
-    criteria_text,
-    judge_key,
-    model_family,
-)
-from ragrail.judge.core import (
-    Judge,
-    build_judge,
-    judge_and_rescore,
-    judge_totals,
-    same_family_warning,
-)
-from ragrail.judge.pairs import PairwiseResult, pairwise
-from ragrail.judge.plan import JudgePlan, plan_items, plan_judge
-from ragrail.judge.replies import (
-    ClaimsReply,
-    ClaimVerdictReply,
-    CriterionReply,
-    PairReply,
-    RubricReply,
-    checker,
-    parse_reply,
-)
-from ragrail.judge.rubric import (
-    apply_gates,
-    apply_rubric,
-    require_validated,
-    rubric_checker,
-    rubric_prompt,
-)
-from ragrail.judge.validate import (
-    LABEL_COLUMNS,
-    Agreement,
-    Label,
-    Validation,
-    agreement_stats,
-    cohen_kappa,
-    load_labels,
-    validate_judge,
-)
+import importlib
+from typing import Any
+
+# Names load from their module on first use: reading a config needs JudgeConfig, and
+# should not load the judge, its validation statistics and the call layer with it.
+_WHERE = {
+    "apply_claims": "claims",
+    "claims_prompt": "claims",
+    "context_text": "claims",
+    "PROMPT_NAMES": "config",
+    "PROMPTS_DIR": "config",
+    "CriterionConfig": "config",
+    "JudgeConfig": "config",
+    "Prompts": "config",
+    "criteria_text": "config",
+    "judge_key": "config",
+    "model_family": "config",
+    "Judge": "core",
+    "build_judge": "core",
+    "judge_and_rescore": "core",
+    "judge_totals": "core",
+    "same_family_warning": "core",
+    "PairwiseResult": "pairs",
+    "pairwise": "pairs",
+    "JudgePlan": "plan",
+    "plan_items": "plan",
+    "plan_judge": "plan",
+    "ClaimsReply": "replies",
+    "ClaimVerdictReply": "replies",
+    "CriterionReply": "replies",
+    "PairReply": "replies",
+    "RubricReply": "replies",
+    "checker": "replies",
+    "parse_reply": "replies",
+    "apply_gates": "rubric",
+    "apply_rubric": "rubric",
+    "require_validated": "rubric",
+    "rubric_checker": "rubric",
+    "rubric_prompt": "rubric",
+    "LABEL_COLUMNS": "validate",
+    "Agreement": "validate",
+    "Label": "validate",
+    "Validation": "validate",
+    "agreement_stats": "validate",
+    "cohen_kappa": "validate",
+    "load_labels": "validate",
+    "validate_judge": "validate",
+}
+
 
 __all__ = [
     "LABEL_COLUMNS",
@@ -108,3 +111,16 @@ __all__ = [
     "same_family_warning",
     "validate_judge",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])

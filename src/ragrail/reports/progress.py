@@ -6,7 +6,10 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ragrail.calls.layer import CallResult, ProgressFn, UsageTotals
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the call layer (asyncio and all) loads only when calls are made
+    from ragrail.calls.layer import CallResult, ProgressFn, UsageTotals
 
 
 @contextmanager

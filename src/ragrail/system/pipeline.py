@@ -9,11 +9,9 @@ from pathlib import Path
 from ragrail.results import RetrievedChunk, Sample, Trace
 from ragrail.system.answerers.base import NO_CONTEXT_ANSWER, Answerer, AnswerRequest
 from ragrail.system.corpus import Chunk, describe_chunking, load_documents, make_chunks
+from ragrail.system.defaults import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
 from ragrail.system.prompt import DEFAULT_TEMPLATE, build_prompt, estimate_tokens
 from ragrail.system.retrieval import make_retriever, min_score_problem
-
-DEFAULT_TOP_K = 3
-DEFAULT_MIN_SCORE = 0.2
 
 
 @dataclass(frozen=True)
@@ -26,6 +24,7 @@ class PipelineSettings:
     retriever: str = "standin"
     template: str = DEFAULT_TEMPLATE
     language: str = "en"  # stop words and stemming of the stand-in and BM25
+    embeddings_cache: Path | None = None  # the dense retriever's vectors; None: not cached
 
     @property
     def chunking(self) -> str:
@@ -49,7 +48,9 @@ class Pipeline:
         self.settings = settings
         self.docs = load_documents(settings.docs)
         self.chunks: list[Chunk] = make_chunks(self.docs, settings.chunk_words)
-        self.retriever = make_retriever(settings.retriever, self.chunks, settings.language)
+        self.retriever = make_retriever(
+            settings.retriever, self.chunks, settings.language, settings.embeddings_cache
+        )
 
     def with_settings(self, **changes: object) -> Pipeline:
         """The same index under other search settings (top_k, min_score): no re-indexing."""

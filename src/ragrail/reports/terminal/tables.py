@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ragrail.reports.text import visible
-from ragrail.sweep import SweepRow
-from ragrail.system.answerers import CallPlan
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a scorecard loads neither the sweep nor the call layer
     from ragrail.judge import JudgePlan
+    from ragrail.sweep import SweepRow
+    from ragrail.system.answerers import CallPlan
 from ragrail.reports.terminal.layout import (
     terminal_width,
     wrap,
@@ -47,6 +47,7 @@ def plan_text(
             lines.append(f"  {'cost':<18}{money(None)}")
         else:
             lines.append(f"  {'cost':<18}~{money(typical)} (at most {money(worst)})")
+        lines.extend(_rate_lines(plan))
         if plan.rerun_times:
             bound = plan.rerun_cost_bound()
             bounds.append(bound)
@@ -69,6 +70,19 @@ def plan_text(
         total = None if any(b is None for b in bounds) else sum(b or 0.0 for b in bounds)
         lines.append(f"  {'total cost':<18}{_at_most(total)}")
     return "\n".join(lines)
+
+
+def _rate_lines(plan: CallPlan) -> list[str]:
+    """The least time the rate limits (--rpm, --tpm) impose on the calls, if any."""
+    seconds = plan.min_seconds()
+    if seconds is None:
+        return []
+    limits = [
+        f"{v:,g} {unit}/min" for v, unit in ((plan.rpm, "requests"), (plan.tpm, "tokens")) if v
+    ]
+    shown = f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+    approx = "~" if plan.tpm else ""  # tokens are estimated (each reply at max_tokens)
+    return [f"  {'rate limits':<18}{', '.join(limits)}: the calls take at least {approx}{shown}"]
 
 
 def _at_most(bound: float | None) -> str:
