@@ -59,7 +59,8 @@ _AT_LEAST = {
     "judge_concurrency": 1,
     "judge_max_retries": 0,
 }
-_POSITIVE = ("min_score", "timeout", "judge_timeout")  # finite; min_score may be 0
+# finite; min_score may be 0
+_POSITIVE = ("min_score", "timeout", "judge_timeout", "rpm", "tpm", "judge_rpm", "judge_tpm")
 _CHOICES = {
     "answerer": ("standin", "anthropic", "openai"),
     "retriever": ("standin", "bm25", "dense"),

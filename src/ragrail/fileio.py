@@ -9,7 +9,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,33 @@ def read_text(path: Path, what: str) -> str:
 
 
 BOM = "\ufeff"
+
+
+def iter_lines(path: Path, what: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` for each line of a UTF-8 text file (without its "\\n"), read as it goes (a
+    file of hundreds of MB is never held whole), with :func:`read_text`'s errors.
+
+    Lines end at "\\n" only: U+2028 and other characters that str.splitlines() breaks
+    at may stand unescaped inside a JSON string. A leading byte-order mark is dropped.
+    """
+    kind = special_kind(path)
+    if kind is not None:
+        raise InputError(f"{what} is {kind}, expected a regular file", str(path))
+    lineno = 0
+    try:
+        with open(path, encoding="utf-8", newline="\n") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                line = line.removesuffix("\n")
+                yield lineno, (line.removeprefix(BOM) if lineno == 1 else line)
+    except FileNotFoundError:
+        raise InputError(f"{what} not found", str(path)) from None
+    except IsADirectoryError:
+        raise InputError(f"{what} is a directory, expected a file", str(path)) from None
+    except UnicodeDecodeError as exc:
+        where = f"{path}:{lineno + 1}"
+        raise InputError(f"{what} is not UTF-8 text ({exc.reason})", where) from None
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror}", str(path)) from None
 
 
 class _NonFinite(ValueError):
@@ -145,8 +172,12 @@ def _lone_surrogate_offset(text: str) -> int | None:
         i = 0
         while i < len(codes) - 1:
             code = codes[i]
-            if code is not None and 0xD800 <= code <= 0xDBFF and (
-                codes[i + 1] is not None and 0xDC00 <= codes[i + 1] <= 0xDFFF  # type: ignore[operator]
+            if (
+                code is not None
+                and 0xD800 <= code <= 0xDBFF
+                and (
+                    codes[i + 1] is not None and 0xDC00 <= codes[i + 1] <= 0xDFFF  # type: ignore[operator]
+                )
             ):
                 i += 2  # a pair: one character beyond the BMP
                 continue

@@ -39,6 +39,8 @@ class Overrides:
     timeout: float | None = None
     max_retries: int | None = None
     max_tokens: int | None = None
+    rpm: float | None = None
+    tpm: float | None = None
     repeats: int | None = None
     rerun_failures: int = 0
     no_cache: bool = False
@@ -50,6 +52,8 @@ class Overrides:
     judge_concurrency: int | None = None
     judge_timeout: float | None = None
     judge_max_retries: int | None = None
+    judge_rpm: float | None = None
+    judge_tpm: float | None = None
     trust_unvalidated: bool = False
     no_history: bool = False
 
@@ -86,6 +90,7 @@ def pipeline_settings(project: Project, overrides: Overrides | None = None) -> P
         min_score=pipe.min_score if o.min_score is None else o.min_score,
         retriever=o.retriever or pipe.retriever,
         language=pipe.language,
+        embeddings_cache=None if o.no_cache else project.state_dir / "embeddings.sqlite",
     )
 
 
@@ -120,6 +125,8 @@ def answerer_spec(project: Project, overrides: Overrides | None = None) -> Answe
             max_retries=a.max_retries if o.max_retries is None else o.max_retries,
             max_tokens=o.max_tokens or a.max_tokens,
             temperature=a.temperature,
+            rpm=a.rpm if o.rpm is None else o.rpm,
+            tpm=a.tpm if o.tpm is None else o.tpm,
         ),
         cache_path=None if o.no_cache else project.state_dir / "cache.sqlite",
     )
@@ -141,6 +148,8 @@ def judge_config(project: Project, overrides: Overrides | None = None) -> JudgeC
                 "judge_concurrency",
                 "judge_timeout",
                 "judge_max_retries",
+                "judge_rpm",
+                "judge_tpm",
             )
             if getattr(o, name) is not None
         ]
@@ -172,6 +181,8 @@ def judge_config(project: Project, overrides: Overrides | None = None) -> JudgeC
             "concurrency": setting(o.judge_concurrency, "concurrency", o.concurrency),
             "timeout": setting(o.judge_timeout, "timeout", o.timeout),
             "max_retries": setting(o.judge_max_retries, "max_retries", o.max_retries),
+            "rpm": setting(o.judge_rpm, "rpm", o.rpm),
+            "tpm": setting(o.judge_tpm, "tpm", o.tpm),
         }
     )
 

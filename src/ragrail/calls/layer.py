@@ -1,6 +1,8 @@
 """The shared model-call layer: every caller (answerers now, judges later) goes through it.
 
-It runs calls concurrently (asyncio, at most ``concurrency`` in flight),
+It runs calls concurrently (asyncio, at most ``concurrency`` in flight), under
+optional rate limits (``rpm``, ``tpm``: see calls.limiter; every attempt sent takes
+its share, a cached reply none, and the wait is not counted in a call's latency),
 retries what is worth retrying (429, 529/overloaded, 5xx, timeouts, dropped
 connections, malformed, empty or HTML replies) with exponential backoff and
 jitter, honouring ``retry-after`` (capped, with a warning), caches replies,
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragrail.calls.cache import ResponseCache, cache_key
+from ragrail.calls.limiter import RateLimiter, estimate_tokens
 from ragrail.calls.prices import Price, cost_usd
 from ragrail.calls.providers import Followup, Provider
 from ragrail.results import Usage
@@ -37,6 +40,8 @@ class CallSettings:
     backoff_base: float = 1.0  # seconds before the first retry (before jitter)
     backoff_max: float = 30.0
     retry_after_max: float = 60.0  # a server asking for longer than this is capped
+    rpm: float | None = None  # requests per minute (calls.limiter); None: no limit
+    tpm: float | None = None  # tokens per minute, estimated then reconciled; None: no limit
 
     def params(self) -> dict[str, Any]:
         """The parameters that change a reply, and so belong in the cache key."""
@@ -154,7 +159,14 @@ class CallLayer:
     json_replies: bool = False  # re-asks request structured JSON output where supported
     usage: UsageTotals = field(default_factory=UsageTotals)
     sleep: Callable[[float], Any] = asyncio.sleep  # tests replace it to skip real waits
+    # None: one from settings.rpm / settings.tpm (if set); pass one to share it between
+    # layers that call the same account (the judge's claim and rubric batches)
+    limiter: RateLimiter | None = None
     _capped_warned: bool = field(default=False, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.limiter is None:
+            self.limiter = RateLimiter.of(self.settings.rpm, self.settings.tpm)
 
     def key(self, req: CallRequest) -> str:
         p = self.provider
@@ -221,7 +233,16 @@ class CallLayer:
         started = time.perf_counter()
         spent = _Spent()  # every attempt's reported tokens: failed replies are paid for too
         followup: Followup | None = None
+        if self.limiter is not None:
+            # Build the client (import the SDK: seconds, blocking the loop) before the
+            # first turn is taken, or that request would go out late beside the next.
+            _ = self.provider.client
         for attempt in range(1, s.max_retries + 2):
+            estimate = 0
+            if self.limiter is not None:  # every attempt sent takes its share, retries too
+                if self.limiter.counts_tokens:
+                    estimate = _estimate(req.prompt, followup, s.max_tokens)
+                started += await self.limiter.acquire(estimate)  # waiting is not latency
             try:
                 done = await asyncio.wait_for(
                     self.provider.complete(req.prompt, s.max_tokens, s.temperature, followup),
@@ -232,6 +253,8 @@ class CallLayer:
             except Exception as exc:  # classified below; anything unknown is not retried
                 failure = self.provider.classify(exc)
                 spent.add_failed(failure.input_tokens, failure.output_tokens)
+                if self.limiter is not None:
+                    self.limiter.settle(estimate, failure.input_tokens, failure.output_tokens)
                 if not failure.retryable or attempt > s.max_retries:
                     plural = "s" if attempt > 1 else ""
                     return self._result(
@@ -244,6 +267,8 @@ class CallLayer:
                 await self.sleep(self.backoff(attempt, failure.retry_after))
                 continue
             spent.add_reply(done.input_tokens, done.output_tokens)
+            if self.limiter is not None:
+                self.limiter.settle(estimate, done.input_tokens, done.output_tokens)
             problem = self.validate(done.text) if self.validate is not None else None
             if problem is None:
                 return self._result(done.text, None, spent, attempt, started)
@@ -325,6 +350,13 @@ class _Spent:
             self.input_tokens += n_in or 0
         if self.output_tokens is not None:
             self.output_tokens += n_out or 0
+
+
+def _estimate(prompt: str, followup: Followup | None, max_tokens: int) -> int:
+    """The tokens an attempt is charged before it is sent: its messages (a re-ask adds
+    the rejected reply and the correction) at ceil(characters / 4), plus max_tokens."""
+    messages = [prompt] if followup is None else [prompt, followup.previous, followup.correction]
+    return estimate_tokens(messages, max_tokens)
 
 
 def _count(value: Any) -> int | None:

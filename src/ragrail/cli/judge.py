@@ -48,7 +48,7 @@ def judge_for(
     **calls: Any,
 ) -> Any:
     """The judge of `ragrail judge ...`; ``calls``: judge_concurrency, judge_timeout,
-    judge_max_retries (None: the config's)."""
+    judge_max_retries, judge_rpm, judge_tpm (None: the config's)."""
     from ragrail import app
 
     overrides = app.Overrides(

@@ -18,6 +18,10 @@ def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) ->
         raise click.BadParameter("is empty; leave the option out to use the default")
     return value
 
+
+# A rate limit: a positive finite number of requests (or tokens) per minute.
+RATE = FiniteFloat(min=0.0, min_open=True)
+
 # The most answers per question a flag may ask for: a typo of 10**11 would otherwise build
 # requests until memory runs out (or, with a paid model, spend without bound).
 MAX_REPEATS = 1000
@@ -42,6 +46,8 @@ class RunOptions:
     timeout: float | None
     max_retries: int | None
     max_tokens: int | None
+    rpm: float | None
+    tpm: float | None
     repeats: int | None
     rerun_failures: int
     no_cache: bool
@@ -59,12 +65,15 @@ class RunOptions:
     judge_concurrency: int | None
     judge_timeout: float | None
     judge_max_retries: int | None
+    judge_rpm: float | None
+    judge_tpm: float | None
     trust_unvalidated: bool
 
 
 def judge_call_options() -> list[Any]:
     """How the judge calls its model; each defaults to [judge] in the config when written
-    there, else to the run's own flag (--concurrency, --timeout, --max-retries)."""
+    there, else to the run's own flag (--concurrency, --timeout, --max-retries, --rpm,
+    --tpm)."""
     return [
         click.option(
             "--judge-concurrency",
@@ -86,6 +95,19 @@ def judge_call_options() -> list[Any]:
             metavar="N",
             help="Retries of a failed or malformed judge call (default: [judge] max_retries, "
             "else --max-retries, else 2).",
+        ),
+        click.option(
+            "--judge-rpm",
+            type=RATE,
+            metavar="N",
+            help="Most judge requests per minute, retries included (default: [judge] rpm, "
+            "else --rpm, else no limit).",
+        ),
+        click.option(
+            "--judge-tpm",
+            type=RATE,
+            metavar="N",
+            help="Most judge tokens per minute (default: [judge] tpm, else --tpm, else no limit).",
         ),
     ]
 
@@ -173,6 +195,20 @@ def run_options(func: Any) -> Any:
             type=click.IntRange(min=1),
             metavar="N",
             help="Longest answer, in tokens (default 512).",
+        ),
+        click.option(
+            "--rpm",
+            type=RATE,
+            metavar="N",
+            help="Most model requests per minute, retries included, spread evenly "
+            "(default: [answerer] rpm, else no limit).",
+        ),
+        click.option(
+            "--tpm",
+            type=RATE,
+            metavar="N",
+            help="Most model tokens per minute: each request counts its prompt and "
+            "max-tokens until its reply reports usage (default: [answerer] tpm, else no limit).",
         ),
         click.option(
             "--repeats",

@@ -45,6 +45,9 @@ class JudgeConfig(BaseModel):
     max_tokens: int = Field(default=1024, ge=1)
     temperature: float | None = Field(default=0.0, ge=0.0)
     repeats: int = Field(default=1, ge=1, le=1000)  # as --repeats: a typo, not a plan
+    # Rate limits of the judge's calls (calls.limiter); None: no limit.
+    rpm: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    tpm: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
     faithfulness: bool = True  # claim-level faithfulness by the judge
     criteria: list[CriterionConfig] = Field(default_factory=list)
     min_kappa: float = Field(default=0.6, ge=-1.0, le=1.0)

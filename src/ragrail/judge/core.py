@@ -25,11 +25,15 @@ class Judge:
     price: Any = None  # pricing.Price
     totals: Any = None  # llm.UsageTotals over every call this judge made
     abstain_phrases: tuple[str, ...] | None = None  # [scoring] abstain_phrases; None: defaults
+    limiter: Any = None  # limiter.RateLimiter over all this judge's calls; None: from config
 
     def __post_init__(self) -> None:
         from ragrail.calls.layer import UsageTotals
+        from ragrail.calls.limiter import RateLimiter
 
         self.totals = UsageTotals()
+        if self.limiter is None:
+            self.limiter = RateLimiter.of(self.config.rpm, self.config.tpm)
 
     @property
     def usage(self) -> Usage:
@@ -53,6 +57,8 @@ class Judge:
             max_retries=c.max_retries,
             max_tokens=c.max_tokens,
             temperature=c.temperature,
+            rpm=c.rpm,
+            tpm=c.tpm,
         )
         return CallLayer(
             provider=self.provider,
@@ -61,6 +67,7 @@ class Judge:
             price=self.price,
             validate=validate,
             json_replies=True,
+            limiter=self.limiter,  # one bucket over all of this judge's batches
         )
 
     def call(self, prompts: list[tuple[str, int]], validate: Any) -> list[Any]:

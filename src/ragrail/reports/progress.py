@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the call layer (asyncio and all) loads only when calls are made

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ragrail.errors import InputError
-from ragrail.fileio import BOM, parse_json, read_text
+from ragrail.fileio import iter_lines, parse_json
 from ragrail.golden import Case
 from ragrail.results import Trace
 from ragrail.system.adapters.records import OutputRecord, invalid_field, record_to_trace
@@ -25,14 +25,14 @@ class OutputsFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.records: dict[str, OutputRecord] = {}
-        self.by_question: dict[str, OutputRecord] = {}
-        text = read_text(path, "outputs file").removeprefix(BOM)
+        # Each line becomes its trace as it is read, and the parsed line is let go:
+        # 100,000 lines held as parsed records took more memory than the whole run.
+        self.records: dict[str, Trace] = {}
+        self.by_question: dict[str, Trace] = {}
+        shared: dict[str, str] = {}  # one copy of each text, however many lines hold it
         id_lines: dict[str, int] = {}
         question_lines: dict[str, int] = {}  # lines with a question and no id
-        # split on "\n" only: str.splitlines() also breaks at U+2028 and other characters
-        # that may stand unescaped inside a JSON string
-        for lineno, line in enumerate(text.split("\n"), start=1):
+        for lineno, line in iter_lines(path, "outputs file"):
             if not line.strip():
                 continue
             where = f"{path}:{lineno}"
@@ -47,41 +47,39 @@ class OutputsFile:
                 raise InputError(f"field {invalid_field(exc)}", where) from None
             if record.id is None and record.question is None:
                 raise InputError("each line needs an 'id' or a 'question'", where)
+            trace = record_to_trace(record.id or "", record, shared=shared)
             if record.id is not None:
                 _unique(id_lines, record.id, "id", lineno, where)
-                self.records[record.id] = record
+                self.records[record.id] = trace
             if record.question is not None:
                 question = record.question.strip()
                 if record.id is None:
                     _unique(question_lines, question, "question", lineno, where)
-                self.by_question.setdefault(question, record)
+                self.by_question.setdefault(question, trace)
 
     @property
     def max_contexts(self) -> int:
-        return max((len(r.contexts) for r in self.records.values()), default=0)
+        return max((len(t.retrieved) for t in self.records.values()), default=0)
 
     @property
     def n_contexts(self) -> int:
         return len(
-            {c.id for r in [*self.records.values(), *self.by_question.values()] for c in r.contexts}
+            {
+                c.id
+                for t in [*self.records.values(), *self.by_question.values()]
+                for c in t.retrieved
+            }
         )
 
     def trace(self, case: Case) -> Trace:
-        record = self.records.get(case.id) or self.by_question.get(case.question.strip())
-        if record is None:
+        found = self.records.get(case.id) or self.by_question.get(case.question.strip())
+        if found is None:
             return Trace(case_id=case.id, error=f"no output for this case in {self.path.name}")
-        return record_to_trace(case, record)
+        # a line matched by its question, or given to two cases, is stamped with this id
+        return found if found.case_id == case.id else found.model_copy(update={"case_id": case.id})
 
     def traces(self, cases: list[Case]) -> list[Trace]:
-        shared: dict[str, str] = {}
-        out = []
-        for case in cases:
-            record = self.records.get(case.id) or self.by_question.get(case.question.strip())
-            if record is None:
-                out.append(self.trace(case))
-            else:
-                out.append(record_to_trace(case, record, shared=shared))
-        return out
+        return [self.trace(c) for c in cases]
 
 
 def _unique(seen: dict[str, int], key: str, what: str, lineno: int, where: str) -> None:

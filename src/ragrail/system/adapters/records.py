@@ -35,12 +35,12 @@ class OutputRecord(BaseModel):
 
 
 def record_to_trace(
-    case: Case,
+    case: Case | str,
     record: OutputRecord,
     latency_ms: float = 0.0,
     shared: dict[str, str] | None = None,
 ) -> Trace:
-    """The trace of a validated record.
+    """The trace of a validated record for ``case`` (a case, or its id).
 
     ``shared`` maps each text to one copy of it: the same chunk retrieved for many
     questions is then held once, not once per question.
@@ -57,7 +57,7 @@ def record_to_trace(
         for rank, c in enumerate(record.contexts, start=1)
     ]
     return Trace(
-        case_id=case.id,
+        case_id=case if isinstance(case, str) else case.id,
         retrieved=retrieved,
         answer=record.answer,
         error=record.error,

@@ -87,6 +87,18 @@ class CallPlan:
     rerun_cases: int = 0  # questions that could fail, and so be re-run
     rerun_calls: int = 0  # the most calls the re-runs can add (the cache answers the rest)
     rerun_input_tokens: int = 0
+    rpm: float | None = None  # the rate limits the calls would run under
+    tpm: float | None = None
+
+    def min_seconds(self) -> float | None:
+        """The least time the calls take under the rate limits (None: no limits):
+        limiter.min_duration over the calls, each charged its prompt and max_tokens."""
+        from ragrail.calls.limiter import min_duration
+
+        if self.rpm is None and self.tpm is None:
+            return None
+        tokens = self.input_tokens + self.calls * self.max_output_tokens
+        return min_duration(self.calls, tokens, self.rpm, self.tpm)
 
     def cost(self, output_tokens_each: int) -> float | None:
         from ragrail.calls.prices import cost_usd
@@ -161,4 +173,6 @@ def plan_calls(
         rerun_cases=len(first) if rerun_times else 0,
         rerun_calls=len(rerun_calls),
         rerun_input_tokens=sum(estimate_tokens(p) for p in rerun_calls),
+        rpm=spec.calls.rpm,
+        tpm=spec.calls.tpm,
     )
