@@ -231,7 +231,9 @@ class RunConfig(_Model):
 
 
 class Stat(_Model):
-    """A total with its n and 95% interval (Wilson for rates, bootstrap for means)."""
+    """A total with its n and 95% interval: Wilson's for rates (with repeats, over the
+    effective number of questions); for means a bootstrap up to 5,000 values and the normal
+    interval above, widened to Wilson's near 0 and 1. ``ragrail.stats`` has the formulas."""
 
     value: float | None
     low: float | None = None

@@ -4,7 +4,8 @@ saved run can be re-scored without calling the system again."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
 
 from ragrail.golden import Case, GoldenSet
 from ragrail.results import (
@@ -18,9 +19,11 @@ from ragrail.results import (
     Usage,
 )
 from ragrail.scoring.case import ScoringOptions, answer_problems, score_case
-from ragrail.stats import bootstrap_mean, wilson
-from ragrail.system.answerers.base import Answerer
-from ragrail.system.pipeline import Pipeline
+from ragrail.stats import Interval, clustered_rate, mean_intervals, wilson
+
+if TYPE_CHECKING:  # a run of a user's own system never builds the pipeline
+    from ragrail.system.answerers.base import Answerer
+    from ragrail.system.pipeline import Pipeline
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -53,20 +56,7 @@ def compute_totals(cases: Sequence[CaseResult]) -> Totals:
     asked = runs + answer_errors
     tokens = [c.trace.prompt_tokens for c in cases if c.trace.prompt_tokens is not None]
     hits = sum(1 for c in with_facts if c.retrieval_hit)
-    stats = {
-        "hit_rate": _rate(hits, len(with_facts)),
-        "recall": _mean_stat([c.retrieval_recall for c in cases]),
-        "answer_pass_rate": _rate(passed, asked),
-        "context_precision": _mean_stat([c.context_precision for c in cases]),
-        "context_average_precision": _mean_stat([c.context_average_precision for c in cases]),
-        "mrr": _mean_stat([c.reciprocal_rank for c in cases]),
-        "correctness": _mean_stat([c.correctness for c in cases]),
-        "faithfulness": _mean_stat([c.faithfulness for c in cases]),
-    }
-    for name in ArticleScores.model_fields:
-        stats[f"article_{name}"] = _mean_stat(
-            [getattr(c.articles, name) if c.articles else None for c in cases]
-        )
+    stats = _stats(cases, hits, len(with_facts), passed, asked)
     counts = {cause: 0 for cause in (*CAUSES, "other")}
     for c in cases:
         if c.cause:
@@ -102,23 +92,79 @@ def recorded_answer_rate(totals: Mapping[str, Any], repeats: int = 1) -> float |
 
 
 def _rate(successes: int, n: int) -> Stat:
-    interval = wilson(successes, n)
-    return Stat(
-        value=successes / n if n else None,
-        low=interval.low if interval else None,
-        high=interval.high if interval else None,
-        n=n,
+    """successes / n with its n and Wilson's 95% interval."""
+    return _stat(successes / n if n else None, wilson(successes, n), n)
+
+
+def _stats(
+    cases: Sequence[CaseResult], hits: int, n_facts: int, passed: int, asked: int
+) -> dict[str, Stat]:
+    """Every total of ``Totals.stats`` with its n and 95% interval: the hit rate and the
+    answer pass rate as rates, each per-question score as a mean over the cases where it
+    is defined."""
+    columns = {
+        "recall": [c.retrieval_recall for c in cases],
+        "context_precision": [c.context_precision for c in cases],
+        "context_average_precision": [c.context_average_precision for c in cases],
+        "mrr": [c.reciprocal_rank for c in cases],
+        "correctness": [c.correctness for c in cases],
+        "faithfulness": [c.faithfulness for c in cases],
+    }
+    # a case without article scores has none of them defined, like a None score
+    articles = [c.articles for c in cases if c.articles is not None]
+    for name in ArticleScores.model_fields:
+        columns[f"article_{name}"] = list(map(attrgetter(name), articles))
+    means = _mean_stats(columns)
+    return {
+        "hit_rate": _rate(hits, n_facts),
+        "recall": means.pop("recall"),
+        "answer_pass_rate": _answer_rate(cases, passed, asked),
+        **means,
+    }
+
+
+def _answer_rate(cases: Sequence[CaseResult], passed: int, asked: int) -> Stat:
+    """The answer pass rate passed / asked with its interval: Wilson's over the answers
+    when each question was answered once; with repeats, the questions are the sample,
+    so Wilson's with the effective number of trials (``stats.clustered_rate``)."""
+    # repeats: more than one answer scored, or repeats lost with their question's error
+    repeated = any(c.answer_runs > 1 for c in cases) or any(
+        c.trace.samples for c in cases if not c.answer_runs
     )
+    if not repeated:
+        return _rate(passed, asked)
+    # an errored question lost every answer it was asked for (each repeat), none passed
+    per_question = [
+        (c.answer_passes, c.answer_runs or len(c.trace.all_samples()))
+        for c in cases
+        if c.answer_runs or c.errored
+    ]
+    interval = clustered_rate([y for y, _ in per_question], [m for _, m in per_question])
+    return _stat(passed / asked if asked else None, interval, asked)
 
 
 def _mean_stat(values: Sequence[float | None]) -> Stat:
-    defined = [v for v in values if v is not None]
-    interval = bootstrap_mean(defined)
+    """The mean of the defined values, its n and 95% interval (``stats.mean_interval``)."""
+    return _mean_stats({"": values})[""]
+
+
+def _mean_stats(columns: Mapping[str, Sequence[float | None]]) -> dict[str, Stat]:
+    """``_mean_stat`` of each column, the intervals computed together: columns of the
+    same length share one bootstrap draw (``stats.mean_intervals``)."""
+    defined = {name: [v for v in values if v is not None] for name, values in columns.items()}
+    intervals = mean_intervals(list(defined.values()))
+    return {
+        name: _stat(sum(vals) / len(vals) if vals else None, interval, len(vals))
+        for (name, vals), interval in zip(defined.items(), intervals, strict=True)
+    }
+
+
+def _stat(value: float | None, interval: Interval | None, n: int) -> Stat:
     return Stat(
-        value=sum(defined) / len(defined) if defined else None,
+        value=value,
         low=interval.low if interval else None,
         high=interval.high if interval else None,
-        n=len(defined),
+        n=n,
     )
 
 
@@ -243,7 +289,9 @@ def rerun_failures(
         if error is None:
             try:
                 problems = answer_problems(case, res.answer or "", given, options)[0]
-            except CheckError as exc:  # a check that raised on this answer: its error, as in the run
+            except (
+                CheckError
+            ) as exc:  # a check that raised on this answer: its error, as in the run
                 error = str(exc)
         out[req.case_id].append((res.answer, error, problems))
     return out
