@@ -256,9 +256,11 @@ def make_system(project: Project, overrides: Overrides, system: object | None = 
 
 
 def _run_system(p: Prepared, evaluation: Evaluation) -> None:
+    from ragrail.gcpause import paused_gc
     from ragrail.run import evaluate_system
 
-    system = make_system(p.project, p.overrides, p.system)
+    with paused_gc():  # an outputs file is read here: one trace per line
+        system = make_system(p.project, p.overrides, p.system)
     evaluation.result = evaluate_system(p.project.config.name, p.golden, system, p.options)
 
 
@@ -295,6 +297,9 @@ def _run_pipeline(p: Prepared, evaluation: Evaluation, progress: Progress | None
         evaluation.notes.append(
             "(--rerun-failures needs a model answerer; the stand-in always answers the same)"
         )
+    cache_note = getattr(pipeline.retriever, "cache_note", None)  # dense: what was encoded
+    if cache_note is not None:
+        evaluation.notes.append(cache_note())
     evaluation.result = result
 
 

@@ -177,20 +177,22 @@ def score_run(
 ) -> RunResult:
     """Score every trace; with the pipeline at hand, also locate the facts retrieval missed."""
     from ragrail.diagnose import assign_cause, locate_missed_facts
+    from ragrail.gcpause import paused_gc
 
     options = options or ScoringOptions(k=config.top_k)
     results = []
-    for case, trace in zip(cases, traces, strict=True):
-        result = score_case(case, trace, options)
-        if (
-            pipeline is not None
-            and result.retrieval_recall is not None
-            and result.retrieval_recall < 1
-        ):
-            result.missed_facts = locate_missed_facts(case, result.facts_retrieved, pipeline)
-        assign_cause(result, config.min_score)
-        results.append(result)
-    return RunResult(config=config, totals=compute_totals(results), cases=results)
+    with paused_gc():
+        for case, trace in zip(cases, traces, strict=True):
+            result = score_case(case, trace, options)
+            if (
+                pipeline is not None
+                and result.retrieval_recall is not None
+                and result.retrieval_recall < 1
+            ):
+                result.missed_facts = locate_missed_facts(case, result.facts_retrieved, pipeline)
+            assign_cause(result, config.min_score)
+            results.append(result)
+        return RunResult(config=config, totals=compute_totals(results), cases=results)
 
 
 def rescore(run: RunResult, cases: Sequence[Case]) -> RunResult:

@@ -37,7 +37,10 @@ def load_golden(path: Path, root: Path | None = None) -> GoldenSet:
     checks' functions are imported from ``root`` (the project folder; by default
     the golden set's own folder), so a missing one fails here.
     """
-    return parse_golden(read_text(path, "golden set"), path, root)
+    from ragrail.gcpause import paused_gc
+
+    with paused_gc():
+        return parse_golden(read_text(path, "golden set"), path, root)
 
 
 def parse_golden(text: str, path: Path, root: Path | None = None) -> GoldenSet:
