@@ -208,3 +208,173 @@ def test_a_config_threshold_is_checked_against_the_retriever_it_is_used_with(
     standin = copy_kitebase(tmp_path / "s", kitebase, "3", "standin")
     r = cli("run", "--no-history", cwd=standin)
     assert r.code == 2 and "pipeline.min_score" in r.err and "ragrail.toml" in r.err
+
+
+# ---------------------------------------------------------------- batched search (issue 13)
+
+
+def old_standin_rows(r, questions: list[str]):
+    """The stand-in's dense score rows as computed before the batched search."""
+    import numpy as np
+    from scipy import sparse
+
+    rows, cols, data = [], [], []
+    for i, question in enumerate(questions):
+        words = set(terms(question))
+        known = [r.vocab[w] for w in words if w in r.vocab]
+        weight = 1.0 / (len(words) ** 0.5) if words else 0.0
+        rows += [i] * len(known)
+        cols += known
+        data += [weight] * len(known)
+    shape = (len(questions), r.by_term.shape[0])
+    q = sparse.csr_matrix((np.asarray(data, dtype=np.float32), (rows, cols)), shape=shape)
+    return np.round((q @ r.by_term).toarray(), 6)
+
+
+def old_bm25_rows(r, questions: list[str]):
+    """BM25's dense score rows as before: bm25s's own get_scores, one question at a time."""
+    import numpy as np
+
+    from ragrail.scoring.tokens import bm25_terms
+
+    rows = []
+    for question in questions:
+        tokens = bm25_terms(question)
+        rows.append(r.index.get_scores(tokens) if tokens else np.zeros(len(r.chunks)))
+    return np.round(np.asarray(rows, dtype=np.float32).reshape(len(questions), -1), 5)
+
+
+def tie_heavy(seed: int) -> tuple[list[Chunk], list[str]]:
+    """Few distinct words, short texts: scores tie all the time. With empty questions,
+    stop words only, unknown words and repeated words."""
+    rng = random.Random(seed)
+    vocab = ["alpha", "beta", "gamma", "delta", "kites", "kite", "the", "a", "of"]
+    n = rng.choice([1, 2, 7, 40, 150])
+    texts = ["alpha beta"] + [" ".join(rng.choices(vocab, k=rng.randint(0, 6))) for _ in range(n)]
+    words = [*vocab, "unknownword", "zzz"]
+    questions = [" ".join(rng.choices(words, k=rng.randint(0, 7))) for _ in range(60)]
+    return chunks(*texts), [*questions, "", "the of a", "zzz qqq", "alpha alpha alpha beta"]
+
+
+def thresholds(rows) -> list[float]:
+    """min_score cuts: none, exactly at scores the retriever gives (as Python floats of
+    the float32 values and as decimals), between them, and above every score."""
+    import numpy as np
+
+    positive = np.unique(rows[rows > 0])
+    if not len(positive):
+        return [0.0, 0.5]
+    mid = float(positive[len(positive) // 2])
+    return [0.0, mid, round(mid, 2), float(np.nextafter(positive[0], 0)), float(positive[-1]), 1e9]
+
+
+@pytest.mark.parametrize("kind", ["standin", "bm25"])
+@pytest.mark.parametrize("seed", range(8))
+def test_batched_search_equals_the_per_row_search_with_ties(kind, seed, monkeypatch):
+    from ragrail.system import topk
+    from ragrail.system.retrieval import RETRIEVERS, top_hits
+
+    texts, questions = tie_heavy(seed)
+    r = RETRIEVERS[kind](texts)
+    rows = (old_standin_rows if kind == "standin" else old_bm25_rows)(r, questions)
+    assert (r.score_batch(questions) == rows).all()  # diagnosis sees the same scores
+    n = len(texts)
+    for top_k in (1, 2, 5, n, n + 3):
+        for min_score in thresholds(rows):
+            expected = [top_hits(row, top_k, min_score) for row in rows]
+            assert r.search(questions, top_k, min_score) == expected, (top_k, min_score)
+            assert r.search(questions, top_k, min_score, batch=7) == expected
+    # blocks of one row, and blocks cut by the cell budget rather than the row count
+    monkeypatch.setattr(topk, "BLOCK_CELLS", 16)
+    expected = [top_hits(row, 3, 0.0) for row in rows]
+    assert r.search(questions, 3) == expected
+    assert r.search(questions, 3, batch=1) == expected
+
+
+def test_each_hit_ranks_where_diagnosis_ranks_it():
+    from ragrail.system.retrieval import BM25Retriever
+
+    texts, questions = tie_heavy(3)
+    for r in (StandinRetriever(texts), BM25Retriever(texts)):
+        for question, hits in zip(questions, r.search(questions, top_k=50), strict=True):
+            scores = r.all_scores(question)
+            assert [r.rank_of(scores, h.index) for h in hits] == [h.rank for h in hits]
+
+
+def test_bm25_batched_scores_are_bm25s_own_bit_for_bit():
+    """Before rounding: a chunk's terms are added in the question's order, repeats kept,
+    as bm25s adds them; another order changes the last bit of many sums."""
+    import numpy as np
+
+    from ragrail.scoring.tokens import bm25_terms
+    from ragrail.system.retrieval import BM25Retriever
+
+    rng = random.Random(11)
+    vocab = [f"w{i}" for i in range(30)]
+    texts = [" ".join(rng.choices(vocab, k=rng.randint(1, 40))) for _ in range(300)]
+    r = BM25Retriever(chunks(*texts))
+    questions = [" ".join(rng.choices(vocab, k=rng.randint(1, 25))) for _ in range(200)]
+    raw = (r.query_matrix(questions) @ r.postings).toarray()
+    own = np.stack([r.index.get_scores(bm25_terms(q)) for q in questions])
+    assert raw.dtype == own.dtype == np.float32
+    assert np.array_equal(raw, own)
+    reordered = np.stack([r.index.get_scores(sorted(bm25_terms(q))) for q in questions])
+    assert not np.array_equal(reordered, own)  # so the order is what this test pins
+
+
+def test_sparse_top_k_orders_by_score_then_chunk():
+    import numpy as np
+
+    from ragrail.system.topk import sparse_top_k
+
+    # row 0: ties at 0.5 in unsorted chunk order; row 1 empty; row 2: a stored 0 and a low score
+    data = np.array([0.5, 0.9, 0.5, 0.5, 0.0, 0.2], dtype=np.float32)
+    indices = np.array([7, 3, 2, 5, 1, 4], dtype=np.int32)
+    indptr = np.array([0, 4, 4, 6])
+    chunks_, scores, counts = sparse_top_k(data, indices, indptr, 3, 0.0)
+    assert counts.tolist() == [3, 0, 1]
+    assert chunks_[0].tolist() == [3, 2, 5] and chunks_[2, :1].tolist() == [4]
+    assert scores[0].tolist() == pytest.approx([0.9, 0.5, 0.5])
+    chunks_, _, counts = sparse_top_k(data, indices, indptr, 9, 0.3)
+    assert counts.tolist() == [4, 0, 0] and chunks_[0].tolist() == [3, 2, 5, 7]
+    with pytest.raises(TypeError, match="float32"):
+        sparse_top_k(data.astype(np.float64), indices, indptr, 3, 0.0)
+
+
+def test_row_blocks_bound_rows_times_the_widest_row():
+    import numpy as np
+
+    from ragrail.system.topk import row_blocks
+
+    touched = np.array([3, 3, 10, 1, 1, 0])
+    assert list(row_blocks(touched, cells=10)) == [(0, 2), (2, 3), (3, 6)]
+    assert list(row_blocks(touched, max_rows=2, cells=100)) == [(0, 2), (2, 4), (4, 6)]
+    assert list(row_blocks(np.array([50]), cells=10)) == [(0, 1)]  # one row alone may exceed
+    assert list(row_blocks(np.array([], dtype=np.int64))) == []
+
+
+@pytest.mark.parametrize("kind", ["standin", "bm25"])
+def test_search_memory_is_bounded_by_the_block_not_by_the_questions(kind, monkeypatch):
+    """A word in every chunk: each question scores all 4,000 chunks. 300 questions are
+    1.2 M cells (4.8 MB as one float32 array); blocks of 2**14 cells keep the search's
+    peak far below that."""
+    import tracemalloc
+
+    from ragrail.system import topk
+    from ragrail.system.retrieval import RETRIEVERS, top_hits
+
+    rng = random.Random(5)
+    vocab = [f"w{i}" for i in range(500)]
+    texts = ["kitebase " + " ".join(rng.choices(vocab, k=8)) for _ in range(4000)]
+    questions = ["kitebase " + " ".join(rng.choices(vocab, k=3)) for _ in range(300)]
+    r = RETRIEVERS[kind](chunks(*texts))
+    monkeypatch.setattr(topk, "BLOCK_CELLS", 1 << 14)
+    tracemalloc.start()
+    try:
+        got = r.search(questions, top_k=5)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.5e6, peak
+    rows = (old_standin_rows if kind == "standin" else old_bm25_rows)(r, questions[:20])
+    assert got[:20] == [top_hits(row, 5, 0.0) for row in rows]

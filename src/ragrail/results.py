@@ -12,11 +12,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from ragrail import __version__
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import atomic_write_text, load_json, parse_json
+from ragrail.lean import LeanModel
 from ragrail.scoring.matching import FactField
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ SCHEMA_VERSION = 1
 BASELINE_FORMAT = "ragrail-baseline"  # the compact baseline (ragrail.store.baseline), not a run
 
 
-class _Model(BaseModel):
+class _Model(LeanModel):
     # Every number is finite: NaN or infinity is refused when a model is built or a
     # saved run is read. One assigned after validation is written as the NaN
     # literal, which the read-back of a save refuses, instead of a silent null.

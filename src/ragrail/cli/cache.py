@@ -1,4 +1,5 @@
-"""``ragrail cache stats`` and ``ragrail cache clear``: the model-reply cache."""
+"""``ragrail cache stats`` and ``ragrail cache clear``: the model-reply cache and the
+dense retriever's embeddings cache beside it."""
 
 from __future__ import annotations
 
@@ -10,10 +11,15 @@ from ragrail.cli.common import CONTEXT, PATH, json_option
 from ragrail.cli.ui import Out, check_json_target, output_options
 from ragrail.errors import EXIT_OK
 
+EMBEDDINGS = "embeddings.sqlite"  # beside the reply cache (ragrail.system.embeddings)
+
 
 @click.group(context_settings=CONTEXT)
 def cache() -> None:
-    """The model-reply cache (.ragrail/cache.sqlite beside the project file)."""
+    """The model-reply and embeddings caches (.ragrail/ beside the project file).
+
+    cache.sqlite holds model replies; embeddings.sqlite the dense retriever's vectors.
+    """
 
 
 def cache_path(config: Path | None) -> Path:
@@ -30,7 +36,7 @@ def cache_path(config: Path | None) -> Path:
 @json_option("the counts")
 @output_options()
 def cache_stats(config: Path | None, json_path: Path | None) -> int:
-    """How many replies are cached, and where."""
+    """How many replies and vectors are cached, and where."""
     from ragrail.calls.cache import ResponseCache
     from ragrail.reports.machine import cache_json
 
@@ -40,6 +46,7 @@ def cache_stats(config: Path | None, json_path: Path | None) -> int:
     if not path.exists():
         out.json(cache_json(path, None, None, []), json_path, "--json cache stats")
         out.verdict(f"{path}: no cache yet")
+        _embeddings_stats(out, path.with_name(EMBEDDINGS))
         return EXIT_OK
     store = ResponseCache(path, required=True)  # its own command: fail, not skip
     try:
@@ -53,17 +60,45 @@ def cache_stats(config: Path | None, json_path: Path | None) -> int:
 
     for provider, model, n in by_model:  # rows any sqlite3 session could have written
         out.say(f"  {visible(provider):<10} {visible(model):<30} {n}")
+    _embeddings_stats(out, path.with_name(EMBEDDINGS))
     return EXIT_OK
+
+
+def _embeddings_stats(out: Out, path: Path) -> None:
+    """The embeddings cache's lines of ``cache stats`` (none when there is no file)."""
+    from ragrail.reports.text import visible
+    from ragrail.system.embeddings import EmbeddingCache
+
+    if not path.exists():
+        return
+    store = EmbeddingCache(path, required=True)
+    try:
+        count, by_model = store.count(), store.by_model()
+    finally:
+        store.close()
+    out.say(f"{path}: {count} cached vectors, {path.stat().st_size:,} bytes")
+    for model, kind, n in by_model:
+        out.say(f"  {visible(model):<36} {visible(kind):<8} {n}")
 
 
 @cache.command("clear", context_settings=CONTEXT)
 @click.option("--config", "-c", type=PATH, help="Project file.")
 @output_options()
 def cache_clear(config: Path | None) -> int:
-    """Delete every cached reply: the next model run calls the API again."""
+    """Delete every cached reply and vector: the next model run calls the API again,
+    the next dense run encodes every chunk again."""
     from ragrail.calls.cache import ResponseCache
+    from ragrail.system.embeddings import EmbeddingCache
 
     path = cache_path(config)
+    vectors = path.with_name(EMBEDDINGS)
+    if vectors.exists():
+        embeddings = EmbeddingCache(vectors, required=True)
+        try:
+            n = embeddings.clear()
+        finally:
+            embeddings.close()
+        Out().verdict(f"{vectors}: cleared {n} cached vectors")
     if not path.exists():
         Out().verdict(f"{path}: no cache to clear")
         return EXIT_OK

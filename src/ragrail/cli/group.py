@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "cache": (
         "ragrail.cli.cache",
         "cache",
-        "The model-reply cache (.ragrail/cache.sqlite beside the project file).",
+        "The model-reply and embeddings caches (.ragrail/ beside the project file).",
     ),
     "demo": (
         "ragrail.cli.run",

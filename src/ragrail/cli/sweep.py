@@ -140,6 +140,7 @@ def sweep(
         product=cfg.product,
         min_score=cfg.pipeline.min_score,
         language=cfg.pipeline.language,
+        embeddings_cache=project.state_dir / "embeddings.sqlite",
     )
     words = chunk_words or [cfg.pipeline.chunk_words]
     ks = top_k or [1, 3, 5]

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     StrictInt,
@@ -15,11 +14,12 @@ from pydantic import (
     model_validator,
 )
 
+from ragrail.lean import LeanModel
 from ragrail.scoring.checks import CheckSpec
 from ragrail.scoring.matching import FactField
 
 
-class Case(BaseModel):
+class Case(LeanModel):
     """One golden-set entry."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

