@@ -201,8 +201,12 @@ def test_a_run_never_saves_nan_as_null(project):
     assert "Infinity" in text and "null" not in text.split('"correctness"')[1][:10]
 
 
-def test_the_pieces_of_a_saved_run_are_its_json_exactly(project):
+def test_the_pieces_of_a_saved_run_are_its_json_exactly(project, monkeypatch):
+    import ragrail.results as results
+
     run = load_run(project / "baseline.json")
+    assert "".join(run.json_pieces()) == run.to_json()
+    monkeypatch.setattr(results, "JSON_BLOCK", 5)  # 12 cases: blocks of 5, 5 and 2
     assert "".join(run.json_pieces()) == run.to_json()
     for kept in (0, 1):
         part = run.model_copy(update={"cases": run.cases[:kept]})
@@ -232,3 +236,17 @@ def test_a_large_run_is_saved_with_the_quick_check_and_still_refuses_nan(
     with pytest.raises(SystemFailure, match="names a case twice"):
         run.save(out)
     assert digest(out) == before
+
+
+def test_a_large_run_whose_text_says_nan_is_still_saved(project, monkeypatch):
+    # the byte scan finds "NaN" and "Infinity" in an answer: the full read-back runs, and passes
+    import ragrail.results as results
+
+    monkeypatch.setattr(results, "READ_BACK_UP_TO", 0)
+    run = load_run(project / "baseline.json")
+    run.cases[0].trace.answer = "The balance showed NaN, then -Infinity."
+    run.cases[-1].id = "NaN Infinity"
+    out = project / "large.json"
+    run.save(out)
+    assert load_run(out, "results") == run
+    assert not [p.name for p in project.iterdir() if p.name.endswith(".tmp")]

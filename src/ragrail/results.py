@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from ragrail import __version__
 from ragrail.errors import InputError, SystemFailure
@@ -316,10 +317,13 @@ class RunResult(_Model):
         head = self.model_dump_json(indent=2, exclude={"cases"})
         # cases is the last field: reopen the object to append it, indented one level
         yield head.removesuffix("\n}") + ',\n  "cases": [\n'
-        for i, case in enumerate(self.cases):
+        adapter = _cases_adapter()
+        for start in range(0, len(self.cases), JSON_BLOCK):
+            # a block of cases serialised in one call: "[\n  {...},\n  {...}\n]"
+            text = adapter.dump_json(self.cases[start : start + JSON_BLOCK], indent=2).decode()
             # no raw newline can stand inside a JSON string, so each one is indentation
-            body = case.model_dump_json(indent=2).replace("\n", "\n    ")
-            yield ("    " if i == 0 else ",\n    ") + body
+            body = "  " + text[2:-2].replace("\n", "\n  ")
+            yield body if start == 0 else ",\n" + body
         yield "\n  ]\n}\n"
 
     def save(self, path: Path, what: str = "results") -> None:
@@ -363,6 +367,12 @@ class RunResult(_Model):
 
 
 READ_BACK_UP_TO = 5_000
+JSON_BLOCK = 1_000  # cases serialised per call by json_pieces
+
+
+@cache
+def _cases_adapter() -> TypeAdapter[list[CaseResult]]:
+    return TypeAdapter(list[CaseResult])
 
 
 def load_run(path: Path, what: str = "baseline") -> RunResult:

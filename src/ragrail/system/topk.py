@@ -6,7 +6,7 @@ score descending, then chunk index ascending (earlier chunk first); only scores
 in one pass, with no Python loop over rows, by packing both sort keys into one
 integer per stored score:
 
-    key(s, j) = bits(s) * 2**32 + (2**32 - 1 - j)
+    key(s, j) = bits(s) * 2**32 + (2**32 - 1 - j)      (chunk indices j < 2**32)
 
 ``bits(s)`` is the float32's bit pattern read as an integer, which orders
 positive floats exactly as their values, so ``key`` is larger exactly when
