@@ -105,3 +105,18 @@ def test_scrub_surrogates_marks_lone_surrogates_everywhere():
     from ragrail.fileio import scrub_surrogates
 
     assert scrub_surrogates({"a\udc00": ["x\ud800", 1, None]}) == {"a\ufffd": ["x\ufffd", 1, None]}
+
+
+def test_an_array_item_nested_too_deeply_names_the_line_it_starts_on():
+    deep = "[" * 100_000 + "]" * 100_000
+    text = '[\n{"a": 1},\n{"b": 2},\n{"c": ' + deep + "}\n]"
+    with pytest.raises(InputError, match="nested too deeply") as info:
+        json_array_items(text, "g.json")
+    assert info.value.where == "g.json:4"
+
+
+def test_a_control_character_error_does_not_end_on_a_dangling_word():
+    with pytest.raises(InputError) as info:
+        parse_json('{"a": "x\x00y"}', "f.json")
+    assert info.value.where == "f.json:1:9"
+    assert not info.value.message.endswith(" at")

@@ -177,7 +177,7 @@ GOOD = {"id": "a", "question": "How long does the reset link last?", "sources": 
             "duplicate key 'cases'",
         ),
         ("g.yaml", "[" * 5000 + "]" * 5000, "g.yaml", "nested too deeply"),
-        ("g.json", "[" * 100_000 + "]" * 100_000, "g.json", "nested too deeply"),
+        ("g.json", "[" * 100_000 + "]" * 100_000, "g.json:1", "nested too deeply"),
         (
             "g.json",
             '[{"id": "a", "question": "q", "facts": [NaN]}]',

@@ -448,3 +448,24 @@ def test_a_run_with_rpm_spaces_its_calls(cli, tmp_path):
         assert len(fake.received) == 11
     # the flag reaches the layer: 11 calls start 0.1 s apart, over 1.0 s (loosely)
     assert max(arrivals) - min(arrivals) > 0.8
+
+
+@pytest.mark.parametrize(("rpm", "tpm", "name"), [(5e-324, None, "rpm"), (None, 1e-322, "tpm")])
+def test_a_limit_too_small_to_count_in_is_an_input_error_not_a_crash(rpm, tpm, name):
+    # positive and finite, so the flag's own check lets it through, but rpm / 60 is 0.0
+    with pytest.raises(InputError, match=f"{name} .* too small"):
+        RateLimiter.of(rpm, tpm)
+
+
+def test_a_subnormal_rpm_flag_is_exit_2(cli, tmp_path):
+    assert cli("example", "kitebase", str(tmp_path / "kb")).code == 0
+    r = cli(
+        "run",
+        "--claude",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--rpm",
+        "5e-324",
+        cwd=tmp_path / "kb",
+    )
+    assert r.code == 2 and "rpm" in r.err and "Traceback" not in r.err, r.err

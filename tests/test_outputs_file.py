@@ -10,6 +10,7 @@ import pytest
 
 from ragrail.errors import InputError
 from ragrail.golden import Case
+from ragrail.results import Sample
 from ragrail.system.adapters import OutputsFile, parse_output
 
 OUTPUTS_TOML = """name = "outputs bot"
@@ -126,3 +127,52 @@ def test_a_reply_with_a_non_finite_score_is_refused_naming_the_field(score):
     reply = {"answer": "x", "contexts": [{"id": "a", "text": "t", "score": score}]}
     with pytest.raises(InputError, match=r"'contexts\.0\.score': Input should be a finite number"):
         parse_output(reply, "system.target bot:answer")
+
+
+@pytest.mark.parametrize("bad_line", [1, 2, 5000])
+def test_invalid_utf8_names_its_own_line_however_far_the_reader_has_buffered(tmp_path, bad_line):
+    # a text-mode reader decodes 8 KB ahead: the error must still name the line that holds it
+    path = tmp_path / "outputs.jsonl"
+    lines = [
+        json.dumps({"id": f"q{i}", "answer": "x" * (i % 50 + 1)}).encode() for i in range(6000)
+    ]
+    lines[bad_line - 1] = lines[bad_line - 1].replace(b'"x', b'"\xff', 1)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(InputError, match="not UTF-8") as info:
+        OutputsFile(path)
+    assert info.value.where.startswith(f"{path}:{bad_line}:")
+
+
+def test_a_multibyte_character_cut_off_at_the_end_names_the_last_line(tmp_path):
+    path = tmp_path / "outputs.jsonl"
+    path.write_bytes(b'{"id": "a"}\n{"id": "\xe4\xb8')
+    with pytest.raises(InputError, match="not UTF-8") as info:
+        OutputsFile(path)
+    assert info.value.where.startswith(f"{path}:2:")
+
+
+def test_a_line_given_to_two_cases_gives_each_its_own_trace(tmp_path):
+    # one line with an id and a question, one with a question only, each matched by two cases
+    path = tmp_path / "outputs.jsonl"
+    path.write_text(
+        json.dumps({"id": "a", "question": "Q?", "answer": "A", "contexts": [CONTEXT]})
+        + "\n"
+        + json.dumps({"question": "R?", "answer": "B", "contexts": [CONTEXT]})
+        + "\n"
+    )
+    outputs = OutputsFile(path)
+    cases = [
+        Case(id=i, question=q) for i, q in (("b", "Q?"), ("a", "Q?"), ("c", "R?"), ("d", "R?"))
+    ]
+    traces = outputs.traces(cases)
+    assert [t.case_id for t in traces] == ["b", "a", "c", "d"]
+    traces[0].retrieved[0].score = 0.9
+    traces[2].retrieved[0].score = 0.1
+    assert [t.retrieved[0].score for t in traces] == [0.9, 0.5, 0.1, 0.5]
+    for t in traces:
+        t.retrieved.append(t.retrieved[0])
+        t.samples.append(Sample(answer="x"))
+    assert [len(t.retrieved) for t in traces] == [2, 2, 2, 2]
+    assert [len(t.samples) for t in traces] == [1, 1, 1, 1]
+    traces[0].answer = "changed"
+    assert [t.answer for t in traces] == ["changed", "A", "B", "B"]

@@ -50,7 +50,6 @@ def iter_lines(path: Path, what: str) -> Iterator[tuple[int, str]]:
     kind = special_kind(path)
     if kind is not None:
         raise InputError(f"{what} is {kind}, expected a regular file", str(path))
-    lineno = 0
     try:
         with open(path, encoding="utf-8", newline="\n") as fh:
             for lineno, line in enumerate(fh, start=1):
@@ -61,10 +60,27 @@ def iter_lines(path: Path, what: str) -> Iterator[tuple[int, str]]:
     except IsADirectoryError:
         raise InputError(f"{what} is a directory, expected a file", str(path)) from None
     except UnicodeDecodeError as exc:
-        where = f"{path}:{lineno + 1}"
+        # the reader decodes 8 KB ahead of the lines it hands out: find the line at fault
+        where = _undecodable_at(path) or str(path)
         raise InputError(f"{what} is not UTF-8 text ({exc.reason})", where) from None
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror}", str(path)) from None
+
+
+def _undecodable_at(path: Path) -> str | None:
+    """``file:line:column`` of the first bytes that are not UTF-8 (None if it now reads).
+
+    Lines are split as bytes first: a b"\\n" is never part of a longer UTF-8 sequence."""
+    try:
+        with open(path, "rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    return f"{path}:{lineno}:{len(raw[: exc.start].decode('utf-8')) + 1}"
+    except OSError:
+        pass
+    return None
 
 
 class _NonFinite(ValueError):
@@ -215,7 +231,8 @@ def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
         ) from None
     except json.JSONDecodeError as exc:
         where = f"{path}:{first_line + exc.lineno - 1}:{exc.colno}"
-        raise InputError(f"invalid JSON: {exc.msg}", where) from None
+        # json ends some messages with " at", the position following in its own str()
+        raise InputError(f"invalid JSON: {exc.msg.removesuffix(' at')}", where) from None
     except _NonFinite as exc:
         offset = _non_finite_offset(text)
         column = offset - text.rfind("\n", 0, offset)
@@ -225,11 +242,8 @@ def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
             f"{path}:{first_line + line_of(text, offset) - 1}:{column}",
         ) from None
     except RecursionError:
-        raise InputError(
-            "invalid JSON: nested too deeply (arrays or objects inside each other "
-            "hundreds of levels down)",
-            f"{path}:{line}" if line is not None else str(path),
-        ) from None
+        where = f"{path}:{line}" if line is not None else str(path)
+        raise InputError(TOO_DEEP, where) from None
     if _SURROGATE_ESCAPE.search(text):
         offset = _lone_surrogate_offset(text)
         if offset is not None:
@@ -242,6 +256,9 @@ def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
     return data
 
 
+TOO_DEEP = (
+    "invalid JSON: nested too deeply (arrays or objects inside each other hundreds of levels down)"
+)
 # A JSON string, a structural character, or a NaN/Infinity literal outside strings.
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|(-?Infinity|NaN)')
 
@@ -311,6 +328,7 @@ def json_array_items(text: str, path: Path | str) -> list[tuple[Any, int]] | Non
         parse_json(text, path)  # a broken document: its exact error
         return None
     items: list[tuple[Any, int]] = []
+    line, counted = 1, 0
     # Decoded item by item in one pass; any problem (syntax, NaN, a key given twice, text
     # after the array, a lone surrogate escape) is reported by parse_json over the whole
     # document, which names its exact line and column.
@@ -318,7 +336,6 @@ def json_array_items(text: str, path: Path | str) -> list[tuple[Any, int]] | Non
         i = _skip_ws(text, i + 1)
         if text[i] != "]":
             # lines counted from the previous item on, not from the start: linear
-            line, counted = 1, 0
             while True:
                 item, end = _STRICT.raw_decode(text, i)
                 line += text.count("\n", counted, i)
@@ -330,7 +347,11 @@ def json_array_items(text: str, path: Path | str) -> list[tuple[Any, int]] | Non
                 if text[i] != ",":
                     raise ValueError("expected a comma")
                 i = _skip_ws(text, i + 1)
-    except (ValueError, IndexError, RecursionError):
+    except RecursionError:
+        # the item that went too deep starts at i: name its line (the whole-document
+        # parse could only name the file)
+        raise InputError(TOO_DEEP, f"{path}:{line + text.count(chr(10), counted, i)}") from None
+    except (ValueError, IndexError):
         parse_json(text, path)
         raise  # pragma: no cover - parse_json raised first
     if _skip_ws(text, i + 1) != len(text) or _SURROGATE_ESCAPE.search(text):

@@ -639,4 +639,11 @@ CASES: list[Hostile] = [
     Hostile("python-returns-dict-that-raises", USAGE, target("class D(dict):\n    def items(self):\n        raise RuntimeError('boom')\n    def keys(self):\n        raise RuntimeError('boom')\ndef answer(q):\n    return D(answer='x', contexts=[])\n"), project="python", says="raised RuntimeError when read"),
     # a reason quoting a user's path stays one line
     Hostile("error-line-with-newline-in-path", USAGE, args=("run", "--golden", "a\nWORSE:  x: 100% -> 0%.json"), says="golden", forbid=r"^\s*WORSE"),
+    # outputs files read line by line, golden arrays item by item (issue 13): positions stay exact
+    Hostile("outputs-crlf-line-ends-ok", OK, lambda p: (p / "outputs.jsonl").write_bytes((p / "outputs.jsonl").read_bytes().replace(b"\n", b"\r\n")), project="outputs"),
+    Hostile("outputs-no-final-newline-ok", OK, lambda p: (p / "outputs.jsonl").write_bytes((p / "outputs.jsonl").read_bytes().rstrip(b"\n")), project="outputs"),
+    Hostile("outputs-bad-utf8-names-its-line", USAGE, lambda p: (p / "outputs.jsonl").write_bytes((p / "outputs.jsonl").read_bytes().replace(b"I don't know.", b"I don\xfft know.", 3).replace(b"I don\xfft know.", b"I don't know.", 2)), project="outputs", says="outputs.jsonl:3:"),
+    Hostile("golden-deep-in-third-case-names-its-line", USAGE, write("golden.json", '[\n{"id": "a", "question": "q"},\n{"id": "b", "question": "r"},\n{"id": "c", "question": "s", "facts": ' + DEEP + "}\n]"), says="golden.json:4"),
+    Hostile("golden-control-char-message-whole", USAGE, golden_raw('"question": "', '"question": "\x00'), says="invalid control character", forbid=r"character at$"),
+    Hostile("id-with-tab-escaped-in-table", OK, set_case(0, id="x\ty"), args=("run", "--baseline", "none.json"), forbid="\t"),
 ]

@@ -117,6 +117,15 @@ class RateLimiter:
     _lock_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        for name, limit in (("rpm", self.rpm), ("tpm", self.tpm)):
+            # positive and finite passes every setting's check, yet 5e-324 / 60 is 0.0
+            if limit is not None and not limit / 60.0 > 0.0:
+                from ragrail.errors import InputError
+
+                raise InputError(
+                    f"{name} {limit:g} is too small to count in: a rate limit is how many a "
+                    f"minute may go, such as {name} = 60"
+                )
         now = self.clock()
         if self.rpm is not None:
             self.requests = TokenBucket.full(self.rpm / 60.0, 1.0, now)

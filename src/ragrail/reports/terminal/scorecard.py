@@ -70,9 +70,15 @@ def header(run: RunResult, width: int | None = None) -> list[str]:
     ]
 
 
+def id_text(case_id: str) -> str:
+    """A case id as a table shows it: escaped, its tabs too (visible() keeps a tab, which
+    a terminal widens to the next tab stop, pushing the rest of the row out of line)."""
+    return visible(case_id).replace("\t", "\\t")
+
+
 def id_cell(case_id: str, width: int) -> str:
     """A case id, escaped, cut in the middle to ``width`` cells and padded to them."""
-    return pad(cut_middle(visible(case_id), width), width)
+    return pad(cut_middle(id_text(case_id), width), width)
 
 
 def scorecard(run: RunResult, metrics: bool = False, width: int | None = None) -> str:
@@ -125,13 +131,16 @@ def _large_run_lines(run: RunResult, width: int) -> tuple[list[str], list[str]]:
     """A long run's rows (the first LISTED questions that did not pass, one line each)
     and causes (the first LISTED, one line each), each followed by what was left out."""
     failing = [c for c in run.cases if _needs_a_look(c)]
-    rows = score_rows(run.model_copy(update={"cases": failing[:LISTED]}), width, 1)
     passed = len(run.cases) - len(failing)
     shown = f"the first {LISTED} of " if len(failing) > LISTED else ""
+    listed = f"listed: {shown}{len(failing):,} questions that did not pass; {passed:,} passed"
+    rows = score_rows(run.model_copy(update={"cases": failing[:LISTED]}), width, 1)
+    every = f"all {len(run.cases):,} are"
+    if not failing:  # a table header over no rows reads as if something were missing
+        rows, listed, every = [], f"all {len(run.cases):,} questions passed", "each is"
     rows.extend(
         wrap(
-            f"  (listed: {shown}{len(failing):,} questions that did not pass; {passed:,} passed; "
-            f"all {len(run.cases):,} are in --json, `ragrail report` and the history)",
+            f"  ({listed}; {every} in --json, `ragrail report` and the history)",
             width,
             subsequent="   ",
         )
@@ -150,7 +159,7 @@ def score_rows(run: RunResult, width: int, max_lines: int = 2) -> list[str]:
     # "FAIL  reason" as in a plain run; wider when ERROR or "10/10" labels appear
     answer_width = max([4, *(len(label) for label in labels)]) + 2
     # ids give way first: the verdict columns and 20 cells of reason keep their room
-    id_width = id_column([visible(c.id) for c in run.cases], width, 4 + 11 + answer_width + 20)
+    id_width = id_column([id_text(c.id) for c in run.cases], width, 4 + 11 + answer_width + 20)
     indent = 2 + id_width + 2 + 11 + answer_width
     lines = [f"  {pad('question', id_width + 2)}{'retrieval':<11}answer"]
     for case, label in zip(run.cases, labels, strict=True):
@@ -180,7 +189,7 @@ def judge_lines(run: RunResult, width: int | None = None) -> list[str]:
         out.append(f"  {'judge calls':<18}{u.calls} made, {u.cached} cached, {u.errors} failed")
         out.append(f"  {'judge cost':<18}{usage_cost(u)} (apart from the answers' cost)")
     findings = []
-    id_width = id_column([visible(c.id) for c in run.cases], w, 4 + 30)
+    id_width = id_column([id_text(c.id) for c in run.cases], w, 4 + 30)
     for c in run.cases:
         j = c.judge
         if j is None:
@@ -274,7 +283,7 @@ def metrics_table(run: RunResult, width: int | None = None) -> str:
     """Per-question context precision, context recall, MRR, faithfulness, correctness."""
     w = width or terminal_width()
     cols = ("precision", "recall", "MRR", "faithful", "correct")
-    id_width = id_column([visible(c.id) for c in run.cases], w, 4 + 11 * len(cols))
+    id_width = id_column([id_text(c.id) for c in run.cases], w, 4 + 11 * len(cols))
     lines = [
         "  per question: context precision and recall, MRR, faithfulness, correctness",
         f"  {pad('question', id_width + 2)}" + "".join(f"{c:>11}" for c in cols),
@@ -304,7 +313,7 @@ def causes_lines(run: RunResult, width: int, max_lines: int = 4) -> list[str]:
     failing = [c for c in run.cases if c.cause]
     if not failing:
         return []
-    id_width = id_column([visible(c.id) for c in failing], width, 4 + 30, least=0)
+    id_width = id_column([id_text(c.id) for c in failing], width, 4 + 30, least=0)
     indent = id_width + 4
     lines = ["Why they failed:"]
     for c in failing:

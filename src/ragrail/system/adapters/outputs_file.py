@@ -29,6 +29,7 @@ class OutputsFile:
         # 100,000 lines held as parsed records took more memory than the whole run.
         self.records: dict[str, Trace] = {}
         self.by_question: dict[str, Trace] = {}
+        self._given: set[int] = set()  # id() of the traces handed out to a case
         shared: dict[str, str] = {}  # one copy of each text, however many lines hold it
         id_lines: dict[str, int] = {}
         question_lines: dict[str, int] = {}  # lines with a question and no id
@@ -75,8 +76,20 @@ class OutputsFile:
         found = self.records.get(case.id) or self.by_question.get(case.question.strip())
         if found is None:
             return Trace(case_id=case.id, error=f"no output for this case in {self.path.name}")
-        # a line matched by its question, or given to two cases, is stamped with this id
-        return found if found.case_id == case.id else found.model_copy(update={"case_id": case.id})
+        if id(found) not in self._given:
+            # a line's first case takes the trace itself (most lines have one): no copy
+            self._given.add(id(found))
+            found.case_id = case.id
+            return found
+        # a line given to a second case (matched by its question): a copy with its own
+        # chunks, so changing one case's trace never changes another's (texts stay shared)
+        return found.model_copy(
+            update={
+                "case_id": case.id,
+                "retrieved": [c.model_copy() for c in found.retrieved],
+                "samples": [s.model_copy() for s in found.samples],
+            }
+        )
 
     def traces(self, cases: list[Case]) -> list[Trace]:
         return [self.trace(c) for c in cases]
