@@ -24,6 +24,7 @@ from ragrail.store.baseline import (
     rounded,
     save_baseline,
 )
+from ragrail.store.baseline.model import run_text
 from tests.fake_llm import FakeLLM, Reply, paste_top_chunk
 
 WHOLE_RUN = Path(__file__).parent / "data" / "baselines" / "kitebase-v1.json"
@@ -418,6 +419,28 @@ def test_a_saved_baseline_records_the_fingerprints_of_its_inputs(cli, project):
 
 
 # ---------------------------------------------------------------- the writer
+
+
+def test_a_run_is_written_straight_as_its_baseline_would_be_byte_for_byte(top_k_1_run):
+    cases = top_k_1_run.cases
+    cases[0].correctness = None  # left out of its metrics
+    cases[1].context_precision = -0.0  # written 0.0
+    cases[2].retrieval_recall = 2 / 3 - 1e-12  # rounded as 2/3 is
+    cases[3].faithfulness = 1  # an integer, equal to the 1.0 of others: written 1.0
+    cases[4].problems = ['missing "x"', "ключ"]
+    cases[5].retrieval_recall = None
+    prints = {"docs": None, "golden": "sha256:" + "0" * 64}
+    text = run_text(top_k_1_run, prints)
+    assert text == Baseline.from_run(top_k_1_run, prints).to_text()
+    assert '"faithfulness": 1.0' in text.split('"id": ')[4] and '"recall": 0.666667' in text
+
+
+def test_saving_returns_the_baseline_it_read_back(tmp_path, top_k_1_run):
+    path = tmp_path / "b.json"
+    saved = save_baseline(top_k_1_run, path)
+    assert saved == load_baseline(path) == Baseline.from_run(top_k_1_run)
+    again = save_baseline(saved, path)
+    assert again == saved and again is not saved
 
 
 def test_ids_and_texts_that_look_like_json_keep_the_layout_and_round_trip(tmp_path, top_k_1_run):

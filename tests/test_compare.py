@@ -216,3 +216,81 @@ def test_recorded_rate_of_older_history_rows_counts_errors():
     new = {"answers_passed": 1, "n_answers": 1, "n_errors": 1, "n_answer_errors": 3}
     assert recorded_answer_rate(new) == 1 / 4
     assert recorded_answer_rate({"answers_passed": 0, "n_answers": 0, "n_errors": 0}) is None
+
+
+# ---------------------------------------------------------------- many questions at once
+
+
+def test_a_baseline_in_another_order_is_matched_by_id_and_lines_follow_the_run():
+    base = run([case("c", 1.0, True), case("a", 1.0, True), case("b", 0.5, False)])
+    new = run([case("a", 0.5, True), case("b", 1.0, True), case("c", 0.0, False, ["x"])])
+    assert [c.line() for c in compare(new, base).changes] == [
+        "fixed:  b: retrieval 50% -> 100%",
+        "fixed:  b: answer now passes",
+        "WORSE:  a: retrieval 100% -> 50%",
+        "WORSE:  c: retrieval 100% -> 0%",
+        "WORSE:  c: answer now fails, x",
+    ]
+
+
+def test_the_answer_flip_test_counts_questions_answered_in_both_runs():
+    from ragrail.compare import answer_flip_test
+
+    base = run([case(i, 1.0, True) for i in "abc"] + [case("d", 1.0, False), case("n", 1.0, None)])
+    new = run(
+        [case(i, 1.0, False) for i in "abc"]
+        + [case("d", 1.0, False), case("n", 1.0, False), case("new", 1.0, False)]
+    )
+    flips = compare(new, base).answer_flips
+    # a, b, c pass -> fail; d failed before; n was not answered; new has no baseline.
+    # McNemar: 3 flips all one way, p = 2 * P(X <= 0), X ~ Binomial(3, 1/2) = 2/8
+    assert flips is not None and (flips.worse, flips.better, flips.p_value) == (3, 0, 0.25)
+    assert flips == answer_flip_test(new, base)
+
+
+def test_a_large_diff_is_each_question_s_own_diff_in_order():
+    import random
+
+    rng = random.Random(13)
+    old_cases, new_cases = [], []
+    for i in range(400):
+        cid = f"q{i}"
+        recall = rng.choice((None, 0.0, 0.5, 1.0))
+        runs = rng.choice((1, 1, 1, 5))
+        old_cases.append(sampled(cid, rng.randint(0, runs), runs))
+        old_cases[-1].retrieval_recall = recall
+        if i % 97 == 5:
+            new_cases.append(errored(cid))
+            continue
+        new_cases.append(sampled(cid if i % 50 else f"new{i}", rng.randint(0, runs), runs))
+        new_cases[-1].retrieval_recall = rng.choice((recall, recall, 0.0, 1.0))
+    diff = compare(run(new_cases), run(old_cases))
+    olds = {c.id: c for c in old_cases}
+    each = [compare(run([n]), run([olds[n.id]])).changes for n in new_cases if n.id in olds]
+    in_order = [
+        ch.line()
+        for kind in ("fixed", "WORSE", "ERROR")
+        for chs in each
+        for ch in chs
+        if ch.kind == kind
+    ]
+    assert [c.line() for c in diff.changes] == in_order
+    assert len(diff.worse) > 50 and len(diff.fixed) > 50 and len(diff.errors) >= 1
+    assert diff.new_cases == [c.id for c in new_cases if c.id.startswith("new")]
+    assert diff.removed_cases == [f"q{i}" for i in range(400) if i % 50 == 0 and i % 97 != 5]
+
+
+def test_comparing_leaves_the_garbage_collector_as_it_found_it():
+    import gc
+
+    base = run([case("a", 1.0, True)])
+    new = run([case("a", 0.5, False, ["x"])])
+    assert gc.isenabled()
+    compare(new, base)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        compare(new, base)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

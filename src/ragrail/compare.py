@@ -11,9 +11,11 @@ since a stand-in's answers say nothing about a real model's and vice versa.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from ragrail.gcpause import paused_gc
 from ragrail.results import CaseResult, RunResult
 from ragrail.stats import McNemar, mcnemar_exact
 from ragrail.store.baseline.model import rounded
@@ -123,6 +125,7 @@ def first_error(case: CaseResult) -> str:
     return next((s.error for s in case.trace.all_samples() if s.error), "")
 
 
+@functools.lru_cache(maxsize=1 << 12)  # a diff of 100,000 questions prints few distinct rates
 def pct(value: float | None) -> str:
     return "-" if value is None else f"{round(value * 100)}%"
 
@@ -138,7 +141,9 @@ def config_changes(before: BaselineRun, after: RunResult) -> list[str]:
     return out
 
 
-def _retrieval_change(old: BaselineCaseLike, new: CaseResult) -> Change | None:
+def _retrieval_change(old: BaselineCaseLike, new: CaseResult, errored: bool) -> Change | None:
+    """WORSE when the recall dropped (as a baseline keeps it, to six digits), fixed when it
+    rose; ``errored``: whether ``new`` errored."""
     if old.retrieval_recall is None or new.retrieval_recall is None:
         return None
     if new.retrieval_recall == old.retrieval_recall:
@@ -148,7 +153,7 @@ def _retrieval_change(old: BaselineCaseLike, new: CaseResult) -> Change | None:
     old_recall, new_recall = _rounded(old.retrieval_recall), _rounded(new.retrieval_recall)
     if new_recall == old_recall:
         return None
-    if not new.trace.retrieved and new.errored:
+    if errored and not new.trace.retrieved:
         return None  # the call failed before retrieval: its recall is unknown, not 0
     kind: Kind = "WORSE" if new_recall < old_recall else "fixed"
     detail = f"retrieval {pct(old.retrieval_recall)} -> {pct(new.retrieval_recall)}"
@@ -231,7 +236,12 @@ def _by_id(run: BaselineRun) -> dict[str, BaselineCaseLike]:
 
 def compare(run: RunResult, baseline: BaselineRun) -> Diff:
     """The per-question diff of ``run`` against ``baseline`` (a whole saved run or a
-    compact baseline from :func:`ragrail.store.baseline.load_baseline`)."""
+    compact baseline from :func:`ragrail.store.baseline.load_baseline`).
+
+    One pass over the run's questions, each looked up in the baseline by id; a question
+    whose recall and answer counts are unchanged and that did not error costs a few
+    comparisons, and makes no object.
+    """
     same_answerer = (run.config.answerer, run.config.model) == (
         baseline.config.answerer,
         baseline.config.model,
@@ -249,32 +259,49 @@ def compare(run: RunResult, baseline: BaselineRun) -> Diff:
         answers_note=note,
         config_changes=config_changes(baseline, run),
     )
-    base = _by_id(baseline)
-    run_ids = {c.id for c in run.cases}
-    diff.new_cases = [c.id for c in run.cases if c.id not in base]
-    diff.removed_cases = [c.id for c in baseline.cases if c.id not in run_ids]
-    diff.errored_cases = [c.id for c in run.cases if c.errored]
-    errored = set(diff.errored_cases)
-    diff.judge_errored_cases = [c.id for c in run.cases if judge_failed(c)]
+    with paused_gc():  # a diff's many small objects hold no cycles: see ragrail.gcpause
+        _diff_cases(diff, base=_by_id(baseline))
+    return diff
+
+
+def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
+    """Fill ``diff``'s lists of questions and lines, and its answer flip test."""
+    run, same_answerer = diff.run, diff.answers_compared
     lines: dict[Kind, list[Change]] = {"fixed": [], "WORSE": [], "ERROR": []}
+    worse = better = 0  # questions answered in both whose verdict flipped
     for new in run.cases:
+        errored = new.errored
+        if errored:
+            diff.errored_cases.append(new.id)
+        if new.judge is not None and new.judge.errors:
+            diff.judge_errored_cases.append(new.id)
         old = base.get(new.id)
         if old is None:
+            diff.new_cases.append(new.id)
             continue
-        changes = [_retrieval_change(old, new)]
-        if new.id in errored:
-            changes.append(_error_change(old, new, same_answerer))
-        if same_answerer:
-            changes.append(_answer_change(old, new))
-        for change in changes:
-            if change is not None:
-                lines[change.kind].append(change)
+        if new.retrieval_recall != old.retrieval_recall:
+            _add(lines, _retrieval_change(old, new, errored))
+        if errored:
+            _add(lines, _error_change(old, new, same_answerer))
+        if same_answerer and new.answer_runs and old.answer_runs:
+            if new.answer_passes != old.answer_passes or new.answer_runs != old.answer_runs:
+                _add(lines, _answer_change(old, new))
+            if old.answer_pass and not new.answer_pass:
+                worse += 1
+            elif new.answer_pass and not old.answer_pass:
+                better += 1
+    run_ids = {c.id for c in run.cases}
+    diff.removed_cases = [c.id for c in diff.baseline.cases if c.id not in run_ids]
     if same_answerer:
-        diff.answer_flips = answer_flip_test(run, baseline, base)
+        diff.answer_flips = mcnemar_exact(worse, better)
     # fixed lines first, then WORSE, then ERROR, each in golden-set order: the
     # lines a reviewer must act on end up last, next to the exit status.
     diff.changes = lines["fixed"] + lines["WORSE"] + lines["ERROR"]
-    return diff
+
+
+def _add(lines: dict[Kind, list[Change]], change: Change | None) -> None:
+    if change is not None:
+        lines[change.kind].append(change)
 
 
 def answer_flip_test(

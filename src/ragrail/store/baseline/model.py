@@ -6,11 +6,8 @@ See :mod:`ragrail.store.baseline` for the format.
 from __future__ import annotations
 
 import functools
-import gc
 import json
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # a str's JSON literal, non-ASCII kept
 
@@ -32,24 +29,6 @@ CASE_METRICS = (
 TOTALS_LEFT_OUT = frozenset({"stats"})  # intervals: derived, and their method may change
 
 FINGERPRINT_KEYS = ("docs", "golden")
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a baseline is built, written or read.
-
-    Those loops allocate many small objects that hold no cycles, and each collection
-    they set off walks every object alive: with a large run in memory (its traces,
-    chunks and prompts) that cost seconds at 100,000 questions, for nothing to free.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 # cached: a run's scores are fractions of a few small counts, so most values repeat
@@ -125,17 +104,10 @@ class Baseline:
                 cases.append(BaselineCase.from_case(case))
             except ValueError as exc:
                 raise ValueError(f"case {case.id!r} (cases.{i}): {exc}") from None
-        totals = run.totals.model_copy(update={"stats": {}})
-        for name in Totals.model_fields:
-            value = getattr(totals, name)
-            if isinstance(value, float):
-                try:
-                    setattr(totals, name, rounded(value))
-                except ValueError as exc:
-                    raise ValueError(f"totals.{name}: {exc}") from None
-        prints = dict.fromkeys(FINGERPRINT_KEYS)
-        prints.update(fingerprints or {})
-        return cls(config=run.config, totals=totals, cases=cases, fingerprints=prints)
+        totals = rounded_totals(run.totals)
+        return cls(
+            config=run.config, totals=totals, cases=cases, fingerprints=_prints(fingerprints)
+        )
 
     def case(self, case_id: str) -> BaselineCase | None:
         return next((c for c in self.cases if c.id == case_id), None)
@@ -143,23 +115,61 @@ class Baseline:
     def to_text(self) -> str:
         """The file's text, byte-identical for equal baselines (the format is described
         in :mod:`ragrail.store.baseline`)."""
-        config = self.config.model_dump(mode="json")
-        totals = self.totals.model_dump(mode="json", exclude=set(TOTALS_LEFT_OUT))
-        head = {
-            "config": config,
-            "fingerprints": self.fingerprints,
-            "format": FORMAT,
-            "totals": totals,
-            "version": VERSION,
-        }
         memo: dict[tuple[tuple[str, float], ...], str] = {}
         blocks = [_case_block(c, memo) for c in self.cases]
-        cases = "[\n" + ",\n".join(blocks) + "\n  ]" if blocks else "[]"
-        parts = [f'  "cases": {cases}']
-        for key, value in head.items():
-            text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
-            parts.append(f"  {json.dumps(key)}: {text.replace(chr(10), chr(10) + '  ')}")
-        return "{\n" + ",\n".join(parts) + "\n}\n"
+        return _document(blocks, self.config, self.totals, self.fingerprints)
+
+
+def run_text(run: RunResult, fingerprints: dict[str, str | None] | None = None) -> str:
+    """The file's text for ``run``: ``Baseline.from_run(run, fingerprints).to_text()``
+    byte for byte, written straight from the run's questions: making a BaselineCase for
+    each first took as long as writing the text. Raises ValueError as ``from_run`` does."""
+    memo: dict[tuple[float | None, ...], tuple[str, str]] = {}
+    try:
+        blocks = [_run_case_block(c, memo) for c in run.cases]
+    except ValueError:
+        Baseline.from_run(run, fingerprints)  # the same error, naming the question
+        raise
+    return _document(blocks, run.config, rounded_totals(run.totals), _prints(fingerprints))
+
+
+def rounded_totals(totals: Totals) -> Totals:
+    """``totals`` as a baseline keeps them: intervals left out, rates rounded. Raises
+    ValueError naming the field when one is NaN or infinite."""
+    kept = totals.model_copy(update={"stats": {}})
+    for name in Totals.model_fields:
+        value = getattr(kept, name)
+        if isinstance(value, float):
+            try:
+                setattr(kept, name, rounded(value))
+            except ValueError as exc:
+                raise ValueError(f"totals.{name}: {exc}") from None
+    return kept
+
+
+def _prints(fingerprints: dict[str, str | None] | None) -> dict[str, str | None]:
+    prints: dict[str, str | None] = dict.fromkeys(FINGERPRINT_KEYS)
+    prints.update(fingerprints or {})
+    return prints
+
+
+def _document(
+    blocks: list[str], config: RunConfig, totals: Totals, fingerprints: dict[str, str | None]
+) -> str:
+    """The whole file: the questions' blocks, then the other keys, sorted, two-space indent."""
+    head = {
+        "config": config.model_dump(mode="json"),
+        "fingerprints": fingerprints,
+        "format": FORMAT,
+        "totals": totals.model_dump(mode="json", exclude=set(TOTALS_LEFT_OUT)),
+        "version": VERSION,
+    }
+    cases = "[\n" + ",\n".join(blocks) + "\n  ]" if blocks else "[]"
+    parts = [f'  "cases": {cases}']
+    for key, value in head.items():
+        text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        parts.append(f"  {json.dumps(key)}: {text.replace(chr(10), chr(10) + '  ')}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 # JSON literals of the values a case holds. Numbers are written with str/repr: a
@@ -169,10 +179,8 @@ _LITERAL = {True: "true", False: "false", None: "null"}
 
 
 def _case_block(c: BaselineCase, memo: dict[tuple[tuple[str, float], ...], str]) -> str:
-    """A question as a block of sorted lines, each within three lines of its id, so a
-    diff's context always shows which question a changed line belongs to. ``memo``:
-    metrics already written, by value (most questions share theirs with others)."""
-    string = encode_basestring
+    """A baseline question's block. ``memo``: metrics already written, by value (most
+    questions share theirs with others)."""
     metrics = c.metrics
     key = tuple(metrics.items())
     rates = memo.get(key)
@@ -181,15 +189,54 @@ def _case_block(c: BaselineCase, memo: dict[tuple[tuple[str, float], ...], str])
             [f'"{k}": {metrics[k]!r}' for k in CASE_METRICS if k in metrics]
         )
     recall = "null" if c.retrieval_recall is None else repr(c.retrieval_recall)
+    return _block(
+        c.id, c.answer_pass, c.answer_passes, c.problems, c.answer_runs, c.cause, c.errored,
+        rates, c.facts, c.retrieval_hit, recall, c.facts_retrieved,
+    )  # fmt: skip
+
+
+def _run_case_block(c: CaseResult, memo: dict[tuple[float | None, ...], tuple[str, str]]) -> str:
+    """A run's question as :func:`_case_block` writes its ``BaselineCase``: scores rounded
+    (ValueError for NaN and infinity). ``memo``: the metrics' and the recall's text, by
+    value."""
+    key = (
+        c.context_average_precision, c.context_precision, c.correctness, c.faithfulness,
+        c.reciprocal_rank, c.retrieval_recall,
+    )  # fmt: skip
+    texts = memo.get(key)
+    if texts is None:
+        *values, recall = key
+        rates = ", ".join(
+            [
+                f'"{k}": {rounded(v)!r}'
+                for k, v in zip(CASE_METRICS, values, strict=True)
+                if v is not None
+            ]
+        )
+        texts = memo[key] = (rates, "null" if recall is None else repr(rounded(recall)))
+    return _block(
+        c.id, c.answer_pass, c.answer_passes, c.problems, c.answer_runs, c.cause, c.errored,
+        texts[0], len(c.facts), c.retrieval_hit, texts[1], len(c.facts_retrieved),
+    )  # fmt: skip
+
+
+def _block(
+    case_id: str, answer_pass: bool | None, passes: int, problems: list[str], runs: int,
+    cause: str | None, errored: bool, rates: str, facts: int, hit: bool | None,
+    recall: str, retrieved: int,
+) -> str:  # fmt: skip
+    """A question as a block of sorted lines, each within three lines of its id, so a
+    diff's context always shows which question a changed line belongs to."""
+    string = encode_basestring
     return (
         "    {\n"
-        f'      "answer": {{"pass": {_LITERAL[c.answer_pass]}, "passes": {c.answer_passes!s}, '
-        f'"problems": [{", ".join(map(string, c.problems))}], "runs": {c.answer_runs!s}}},\n'
-        f'      "cause": {"null" if c.cause is None else string(c.cause)},\n'
-        f'      "errored": {_LITERAL[c.errored]},\n'
-        f'      "id": {string(c.id)},\n'
+        f'      "answer": {{"pass": {_LITERAL[answer_pass]}, "passes": {passes!s}, '
+        f'"problems": [{", ".join(map(string, problems))}], "runs": {runs!s}}},\n'
+        f'      "cause": {"null" if cause is None else string(cause)},\n'
+        f'      "errored": {_LITERAL[errored]},\n'
+        f'      "id": {string(case_id)},\n'
         f'      "metrics": {{{rates}}},\n'
-        f'      "retrieval": {{"facts": {c.facts!s}, "hit": {_LITERAL[c.retrieval_hit]}, '
-        f'"recall": {recall}, "retrieved": {c.facts_retrieved!s}}}\n'
+        f'      "retrieval": {{"facts": {facts!s}, "hit": {_LITERAL[hit]}, '
+        f'"recall": {recall}, "retrieved": {retrieved!s}}}\n'
         "    }"
     )

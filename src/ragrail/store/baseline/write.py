@@ -4,15 +4,14 @@ fingerprints of the documents and the golden set it was accepted on."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
-from typing import Any
 
 from ragrail.errors import InputError, SystemFailure
-from ragrail.fileio import atomic_write_text, parse_json
+from ragrail.fileio import atomic_write_text
+from ragrail.gcpause import paused_gc
 from ragrail.results import RunResult
-from ragrail.store.baseline.model import Baseline, gc_paused
-from ragrail.store.baseline.read import parse_baseline
+from ragrail.store.baseline.model import Baseline, run_text
+from ragrail.store.baseline.read import read_baseline_text
 
 
 def fingerprint_file(path: Path | None) -> str | None:
@@ -64,25 +63,25 @@ def save_baseline(
     The new file is read back and validated as :func:`load_baseline` reads it before
     it replaces the old one: a baseline that would not load is never saved over a good
     one (SystemFailure, exit 3, the old file unchanged). ``docs`` and ``golden``: the
-    inputs to fingerprint (a Baseline passed in keeps its own fingerprints).
+    inputs to fingerprint (a Baseline passed in keeps its own fingerprints). The
+    baseline returned is the one read back.
     """
     try:
-        with gc_paused():
-            base = (
-                run
-                if isinstance(run, Baseline)
-                else Baseline.from_run(run, fingerprints(docs, golden))
-            )
-            text = base.to_text()
+        with paused_gc():
+            if isinstance(run, Baseline):
+                text = run.to_text()
+            else:
+                text = run_text(run, fingerprints(docs, golden))
     except ValueError as exc:
         raise SystemFailure(
             f"{path}: not saved: the new baseline has {exc}; the old file is unchanged"
         ) from None
+    read: list[Baseline] = []
 
     def read_back(written: Path) -> None:
         try:
-            with gc_paused():
-                parse_baseline(_parse_written(written, path), path)
+            with paused_gc():
+                read.append(read_baseline_text(written.read_text(encoding="utf-8"), path))
         except InputError as exc:
             raise SystemFailure(
                 f"{path}: not saved: the new baseline does not read back "
@@ -90,24 +89,4 @@ def save_baseline(
             ) from None
 
     atomic_write_text(path, text, "baseline", validate=read_back)
-    return base
-
-
-def _parse_written(written: Path, path: Path) -> Any:
-    """The JSON of a baseline just written, parsed as :func:`parse_json` would parse it.
-
-    ``parse_json`` also looks for keys given twice in an object, which costs a Python
-    call per object (a third of the parse at 100,000 questions). The writer cannot
-    give a key twice (a case's keys are literals; a dict's are unique), so the check
-    is left out here; NaN and infinity, which a bad number could still produce, are
-    refused.
-    """
-    text = written.read_text(encoding="utf-8")
-    try:
-        return json.loads(text, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
-        return parse_json(text, path)  # refuses it too, naming the line and the field
-
-
-def _refuse_constant(literal: str) -> Any:
-    raise ValueError(f"{literal} is not JSON")
+    return read[0]
