@@ -120,3 +120,13 @@ def test_a_control_character_error_does_not_end_on_a_dangling_word():
         parse_json('{"a": "x\x00y"}', "f.json")
     assert info.value.where == "f.json:1:9"
     assert not info.value.message.endswith(" at")
+
+
+def test_a_number_of_thousands_of_digits_is_an_input_error_not_a_crash():
+    import pytest
+
+    from ragrail.errors import InputError
+    from ragrail.fileio import parse_json
+
+    with pytest.raises(InputError, match="number too long"):
+        parse_json('{"a": ' + "1" * 5000 + "}", "x.json")

@@ -244,6 +244,9 @@ def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
     except RecursionError:
         where = f"{path}:{line}" if line is not None else str(path)
         raise InputError(TOO_DEEP, where) from None
+    except ValueError as exc:  # an integer of more than 4,300 digits: Python will not read it
+        where = f"{path}:{line}" if line is not None else str(path)
+        raise InputError(f"invalid JSON: a number too long to read ({exc})", where) from None
     if _SURROGATE_ESCAPE.search(text):
         offset = _lone_surrogate_offset(text)
         if offset is not None:
