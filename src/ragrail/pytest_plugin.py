@@ -119,6 +119,18 @@ class Outcome:
     baseline: Path | None = None
     error: str | None = None  # the evaluation itself failed: every case fails with it
     changes: dict[str, list[Change]] = field(default_factory=dict)
+    _cases: dict[str, CaseResult] | None = None
+
+    def case(self, case_id: str) -> CaseResult | None:
+        """The evaluated case with this id, looked up in a dict built once: each test
+        item asks for its own, and a search per item was quadratic in the cases."""
+        if self.result is None:
+            return None
+        if self._cases is None:
+            self._cases = {}
+            for c in self.result.cases:
+                self._cases.setdefault(c.id, c)
+        return self._cases.get(case_id)
 
 
 class RagrailFile(pytest.File):
@@ -230,7 +242,7 @@ class RagrailCase(pytest.Item):
         outcome = parent.evaluate()
         if outcome.error is not None:
             raise CaseFailed(outcome.error, [])
-        case = outcome.result.case(self.case_id) if outcome.result is not None else None
+        case = outcome.case(self.case_id)
         if case is None:
             raise CaseFailed("ragrail: this case was not evaluated (deselected?)", [])
         failure = case_failure(case, outcome.changes.get(self.case_id, []))
