@@ -222,8 +222,14 @@ def describe_missed(m: MissedFact, min_score: float) -> str:
     return f'"{m.fact}" is in no document'
 
 
-def assign_cause(result: CaseResult, min_score: float = 0.0) -> None:
-    """Set ``cause`` and ``cause_detail`` on a failing case (answer failed or errored)."""
+def assign_cause(
+    result: CaseResult,
+    min_score: float = 0.0,
+    normalised: Callable[[str], str] = normalise,
+) -> None:
+    """Set ``cause`` and ``cause_detail`` on a failing case (answer failed or errored).
+    ``normalised``: how a chunk's text is normalised (a run's memo of
+    :func:`~ragrail.scoring.matching.normalise`, ``ScoringOptions.cache.memoised``)."""
     if not result.errored and result.answer_pass is not False:
         result.cause = result.cause_detail = None
         return
@@ -258,7 +264,7 @@ def assign_cause(result: CaseResult, min_score: float = 0.0) -> None:
         result.cause = "answer missed a retrieved fact"
         parts = []
         for fact in missing:
-            where = _retrieved_rank(result, fact)
+            where = _retrieved_rank(result, fact, normalised)
             parts.append(
                 f'"{fact}" was retrieved at rank {where[0]} ({where[1]})' if where else f'"{fact}"'
             )
@@ -277,8 +283,10 @@ def assign_cause(result: CaseResult, min_score: float = 0.0) -> None:
         result.cause, result.cause_detail = "other", "; ".join(result.problems)
 
 
-def _retrieved_rank(result: CaseResult, fact: str) -> tuple[int, str] | None:
+def _retrieved_rank(
+    result: CaseResult, fact: str, normalised: Callable[[str], str] = normalise
+) -> tuple[int, str] | None:
     for chunk in result.trace.retrieved:
-        if chunk.source in result.sources and find(fact, normalise(chunk.text)) is not None:
+        if chunk.source in result.sources and find(fact, normalised(chunk.text)) is not None:
             return chunk.rank, chunk.id
     return None

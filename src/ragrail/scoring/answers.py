@@ -27,7 +27,9 @@ import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import lru_cache
 
-from ragrail.scoring.matching import as_fact, at_boundaries, find, normalise, slug
+from ragrail.scoring import scan
+from ragrail.scoring.matching import PLAIN_SLUG, as_fact, at_boundaries, find, normalise, slug
+from ragrail.scoring.memo import ScoringCache
 
 __all__ = [
     "DEFAULT_ABSTAIN_PHRASES",
@@ -45,6 +47,8 @@ __all__ = [
 _BRACKETS = re.compile(r"[\[［【]([^\[\]［］【】\n]{1,500})[\]］】]")
 _CITE_ID = re.compile(r"\s*([^#]*?[^#\s])\s*#\s*(\d+)\s*")
 _PARTS = re.compile(r"[,;、，；]")
+# An id that is its own citation key: a plain slug, "#", a number without leading zeros.
+_PLAIN_ID = re.compile(rf"{PLAIN_SLUG}#(?:0|[1-9][0-9]*)")
 
 DEFAULT_ABSTAIN_PHRASES: tuple[str, ...] = (
     # English
@@ -190,6 +194,7 @@ _OPENERS: tuple[str, ...] = tuple(
     )
 )
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？।\n]")
+_SENTENCE_MARKS = ".!?。！？।\n"  # every _SENTENCE_END match is one of them
 
 
 def _is_filler(ch: str) -> bool:
@@ -210,13 +215,14 @@ def _opening(answer: str) -> str:
     """The answer's first sentence, normalised, after leading politeness."""
     text = _trim(normalise(answer))
     changed = True
-    while changed:
+    # startswith over the whole tuple first: most answers open with no opener at all
+    while changed and text.startswith(_OPENERS):
         changed = False
         for opener in _OPENERS:
             if text.startswith(opener) and at_boundaries(text, 0, len(opener)):
                 text = _trim(text[len(opener) :])
                 changed = True
-    end = _SENTENCE_END.search(text)
+    end = scan.search(_SENTENCE_END, text, _SENTENCE_MARKS)
     return _trim(text[: end.start()] if end else text)
 
 
@@ -232,45 +238,88 @@ def _prepared(phrases: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...
     return tuple(p for p in opening if p), tuple(p for p in ending if p)
 
 
-def abstains(answer: str, phrases: Iterable[str] = DEFAULT_ABSTAIN_PHRASES) -> bool:
-    """True when the answer is an abstention (see the module docstring)."""
+_LAST_PHRASES: list[tuple[object, tuple[tuple[str, ...], tuple[str, ...]]]] = []
+
+
+def _phrases(phrases: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """_prepared(phrases), the last phrases tuple known again by identity: a run passes
+    the same tuple for every answer, and hashing its 80 phrases for the lru_cache costs
+    more than the check itself."""
+    last = _LAST_PHRASES[-1] if _LAST_PHRASES else None
+    if last is not None and last[0] is phrases:
+        return last[1]
+    prepared = _prepared(tuple(phrases))
+    if isinstance(phrases, tuple):  # immutable: safe to know again by identity
+        _LAST_PHRASES[:] = [(phrases, prepared)]
+    return prepared
+
+
+def abstains(
+    answer: str,
+    phrases: Iterable[str] = DEFAULT_ABSTAIN_PHRASES,
+    cache: ScoringCache | None = None,
+) -> bool:
+    """True when the answer is an abstention (see the module docstring); with a run's
+    ``cache``, decided once per distinct answer (and the same phrases object)."""
+    if cache is not None:
+        memo = cache.table("abstains")
+        seen = memo.get(answer)
+        if seen is not None and seen[0] is phrases:
+            return seen[1]
+        return memo.put(answer, (phrases, abstains(answer, phrases)))[1]
     first = _opening(answer)
-    opening, ending = _prepared(tuple(phrases))
-    for phrase in opening:
-        if first.startswith(phrase) and at_boundaries(first, 0, len(phrase)):
-            return True
-    for phrase in ending:
-        if first.endswith(phrase) and at_boundaries(first, len(first) - len(phrase), len(first)):
-            return True
+    opening, ending = _phrases(phrases)
+    if first.startswith(opening):  # one C call rules out almost every real answer
+        for phrase in opening:
+            if first.startswith(phrase) and at_boundaries(first, 0, len(phrase)):
+                return True
+    if first.endswith(ending):
+        for phrase in ending:
+            end = len(first)
+            if first.endswith(phrase) and at_boundaries(first, end - len(phrase), end):
+                return True
     return False
 
 
+@lru_cache(maxsize=16_384)
 def citation_key(chunk_id: str) -> str:
     """How a chunk id is compared with a citation: ``<slug>#<n>``, or the id as it is
     when it has no ``#<n>`` (an id from another system)."""
+    if _PLAIN_ID.fullmatch(chunk_id):
+        return chunk_id
     m = _CITE_ID.fullmatch(chunk_id)
     return f"{slug(m.group(1))}#{int(m.group(2))}" if m else chunk_id
 
 
-def citations(answer: str) -> list[str]:
-    """The chunk ids the answer cites, in order, as :func:`citation_key` reads them."""
+def citations(answer: str, cache: ScoringCache | None = None) -> list[str]:
+    """The chunk ids the answer cites, in order, as :func:`citation_key` reads them;
+    with a run's ``cache``, read once per distinct answer."""
+    if cache is not None:
+        memo = cache.table("citations")
+        seen = memo.get(answer)
+        if seen is None:
+            seen = memo.put(answer, tuple(citations(answer)))
+        return list(seen)
     out = []
-    for bracket in _BRACKETS.finditer(answer):
+    for bracket in scan.finditer(_BRACKETS, answer, "[［【"):
         parts = [_CITE_ID.fullmatch(p) for p in _PARTS.split(bracket.group(1))]
         if all(parts):
             out.extend(f"{slug(m.group(1))}#{int(m.group(2))}" for m in parts if m)
     return out
 
 
-def missing_facts(facts: Sequence[str], answer: str) -> list[str]:
-    """The facts (labels, in order) not found in the answer."""
-    text = normalise(answer)
+def missing_facts(
+    facts: Sequence[str], answer: str, cache: ScoringCache | None = None
+) -> list[str]:
+    """The facts (labels, in order) not found in the answer; with a run's ``cache``, the
+    answer is normalised once per distinct text."""
+    text = normalise(answer) if cache is None else cache.memoised(normalise)(answer)
     return [as_fact(f) for f in facts if find(f, text) is None]
 
 
 def _given_sources(given: Mapping[str, str] | Collection[str]) -> dict[str, str]:
     """Citation key -> source article of each chunk the model was given."""
-    if isinstance(given, Mapping):
+    if isinstance(given, dict | Mapping):  # dict first: the ABC check is slow
         return {citation_key(cid): source for cid, source in given.items()}
     return {citation_key(cid): cid.split("#")[0] for cid in given}
 
@@ -281,8 +330,11 @@ def check_answer(
     answer: str,
     given: Mapping[str, str] | Collection[str],
     abstain_phrases: Iterable[str] = DEFAULT_ABSTAIN_PHRASES,
+    missing: Sequence[str] | None = None,
+    cache: ScoringCache | None = None,
 ) -> list[str]:
-    """Problems with an answer; [] is a pass.
+    """Problems with an answer; [] is a pass. ``missing``: :func:`missing_facts` of this
+    answer, when the caller has it already; ``cache``: the run's (see ``scoring.memo``).
 
     - no sources (the documents don't cover it): the answer must abstain;
     - otherwise every fact must be found, every cited id must be a chunk the model
@@ -291,9 +343,11 @@ def check_answer(
       of a source article. The problems name the citations as they were read.
     """
     if not sources:
-        return [] if abstains(answer, abstain_phrases) else ["should say it doesn't know"]
-    problems = [f'missing "{fact}"' for fact in missing_facts(facts, answer)]
-    cited = citations(answer)
+        return [] if abstains(answer, abstain_phrases, cache) else ["should say it doesn't know"]
+    if missing is None:
+        missing = missing_facts(facts, answer, cache)
+    problems = [f'missing "{fact}"' for fact in missing]
+    cited = citations(answer, cache)
     known = _given_sources(given)
     unknown = list(dict.fromkeys(cid for cid in cited if cid not in known))
     if unknown:
@@ -305,8 +359,13 @@ def check_answer(
     return problems
 
 
-def answer_correctness(facts: Sequence[str], answer: str) -> float | None:
-    """correctness = needed facts found in the answer / needed facts; None with no facts."""
+def answer_correctness(
+    facts: Sequence[str], answer: str, missing: Sequence[str] | None = None
+) -> float | None:
+    """correctness = needed facts found in the answer / needed facts; None with no facts.
+    ``missing``: :func:`missing_facts` of this answer, when the caller has it already."""
     if not facts:
         return None
-    return (len(facts) - len(missing_facts(facts, answer))) / len(facts)
+    if missing is None:
+        missing = missing_facts(facts, answer)
+    return (len(facts) - len(missing)) / len(facts)

@@ -1,4 +1,10 @@
-"""Score one case from its trace: a pure function of (case, trace, options)."""
+"""Score one case from its trace: a pure function of (case, trace, options).
+
+The options carry the run's :class:`~ragrail.scoring.memo.ScoringCache`, so what
+scoring derives from a text (a chunk's normalised form and terms, an answer's
+claims, the article scores of a ranking's shape) is worked out once per run, not
+once per case; the values are the same either way.
+"""
 
 from __future__ import annotations
 
@@ -16,9 +22,12 @@ from ragrail.scoring.answers import (
     abstains,
     answer_correctness,
     check_answer,
+    missing_facts,
 )
 from ragrail.scoring.checks import CheckError, run_check
 from ragrail.scoring.claims import check_claims, faithfulness
+from ragrail.scoring.matching import normalise
+from ragrail.scoring.memo import ScoringCache
 
 
 @dataclass(frozen=True)
@@ -28,13 +37,23 @@ class ScoringOptions:
     require_faithful: bool = False  # an unsupported claim fails the answer
     abstain_phrases: tuple[str, ...] = DEFAULT_ABSTAIN_PHRASES  # [scoring] abstain_phrases
     language: str = "en"  # [pipeline] language: the claim check's stop words and stemming
+    # What this run has worked out already (see the module docstring); dataclasses.replace
+    # keeps it, so runs made from one options object (a sweep) share it.
+    cache: ScoringCache = field(default_factory=ScoringCache, compare=False, repr=False)
 
 
 def answer_problems(
-    case: Case, answer: str, given: dict[str, str], options: ScoringOptions
+    case: Case,
+    answer: str,
+    given: dict[str, str],
+    options: ScoringOptions,
+    missing: Sequence[str] | None = None,
 ) -> tuple[list[str], list[str]]:
-    """(all problems, the code-check problems among them) for one answer."""
-    problems = check_answer(case.facts, case.sources, answer, given, options.abstain_phrases)
+    """(all problems, the code-check problems among them) for one answer; ``missing``:
+    the case's facts the answer lacks, when the caller has worked them out already."""
+    problems = check_answer(
+        case.facts, case.sources, answer, given, options.abstain_phrases, missing, options.cache
+    )
     check_problems = [
         p for c in (*options.checks, *case.checks) for p in run_check(c, answer, case)
     ]
@@ -50,68 +69,101 @@ def _check_failed(result: CaseResult, reason: str) -> CaseResult:
     return result
 
 
+# The article-level measures, as ArticleScores names them.
+_ARTICLE_MEASURES = (
+    ("precision_at_k", ranking.precision_at_k),
+    ("recall_at_k", ranking.recall_at_k),
+    ("success_at_k", ranking.success_at_k),
+    ("reciprocal_rank", ranking.reciprocal_rank_at_k),
+    ("average_precision", ranking.average_precision),
+    ("ndcg_at_k", ranking.ndcg_at_k),
+)
+
+
+def article_scores(case: Case, trace: Trace, k: int, cache: ScoringCache) -> ArticleScores:
+    """The ranking measures of the retrieved chunks' articles against the case's sources.
+
+    The measures read article names only to tell them apart, so they depend on the
+    ranking's shape alone: which ranks hold the same article, and each judged article's
+    grade. Every distinct shape is computed once per run, and many questions share one
+    (three chunks, the source at rank 2)."""
+    ranked = [c.source for c in trace.retrieved]
+    graded = case.relevance  # nDCG gains by grade; the other measures count grade >= 1
+    ids: dict[str, int] = {}
+    shape = (
+        k,
+        tuple([ids.setdefault(s, len(ids)) for s in ranked]),
+        tuple([(ids.setdefault(s, len(ids)), g) for s, g in graded.items()]),
+    )
+    memo = cache.table("article scores")
+    scores = memo.get(shape)
+    if scores is None:
+        scores = memo.put(shape, {name: f(ranked, graded, k) for name, f in _ARTICLE_MEASURES})
+    return ArticleScores(**scores)
+
+
 def score_case(case: Case, trace: Trace, options: ScoringOptions | None = None) -> CaseResult:
     options = options or ScoringOptions()
-    found = rs.facts_retrieved(case.facts, case.sources, trace.retrieved)
-    result = CaseResult(
-        id=case.id,
-        question=case.question,
-        sources=list(case.sources),
-        grades=dict(case.grades),
-        facts=list(case.facts),
-        tags=list(case.tags),
-        facts_retrieved=found,
-        retrieval_hit=rs.hit(found, case.facts),
-        retrieval_recall=rs.recall(found, case.facts),
-        trace=trace,
-    )
-    if case.facts:
-        flags = ctx.relevant_flags(case.facts, case.sources, trace.retrieved)
-        result.context_precision = ctx.context_precision(flags)
-        result.context_average_precision = ctx.context_average_precision(flags)
-        result.reciprocal_rank = ctx.reciprocal_rank(flags)
-    if case.sources:
-        ranked = [c.source for c in trace.retrieved]
-        graded = case.relevance  # nDCG gains by grade; the other measures count grade >= 1
-        result.articles = ArticleScores(
-            precision_at_k=ranking.precision_at_k(ranked, graded, options.k),
-            recall_at_k=ranking.recall_at_k(ranked, graded, options.k),
-            success_at_k=ranking.success_at_k(ranked, graded, options.k),
-            reciprocal_rank=ranking.reciprocal_rank_at_k(ranked, graded, options.k),
-            average_precision=ranking.average_precision(ranked, graded, options.k),
-            ndcg_at_k=ranking.ndcg_at_k(ranked, graded, options.k),
-        )
-    if result.errored or trace.answer is None:
-        return result
+    cache = options.cache
+    facts, sources, retrieved = case.facts, case.sources, trace.retrieved
+    found, flags = rs.match_facts(facts, sources, retrieved, cache.memoised(normalise))
+    fields: dict[str, Any] = {
+        "id": case.id,
+        "question": case.question,
+        # validation copies these lists: the result never shares them with the case
+        "sources": sources,
+        "grades": case.grades,
+        "facts": facts,
+        "tags": case.tags,
+        "facts_retrieved": found,
+        "retrieval_hit": rs.hit(found, facts),
+        "retrieval_recall": rs.recall(found, facts),
+        "trace": trace,
+    }
+    if facts:
+        fields["context_precision"] = ctx.context_precision(flags)
+        fields["context_average_precision"] = ctx.context_average_precision(flags)
+        fields["reciprocal_rank"] = ctx.reciprocal_rank(flags)
+    if sources:
+        fields["articles"] = article_scores(case, trace, options.k, cache)
+    answer, samples = trace.answer, trace.samples
+    errored = trace.error is not None or (samples and any(s.error is not None for s in samples))
+    if errored or answer is None:
+        return CaseResult(**fields)
 
-    answer = trace.answer
-    result.correctness = answer_correctness(case.facts, answer)
-    if not case.expects_abstain and not abstains(answer, options.abstain_phrases):
-        verdicts = check_claims(answer, [c.text for c in trace.retrieved], options.language)
-        result.claims = [
+    contexts = [c.text for c in retrieved]
+    missing = missing_facts(facts, answer, cache)
+    fields["correctness"] = answer_correctness(facts, answer, missing)
+    if not case.expects_abstain and not abstains(answer, options.abstain_phrases, cache):
+        verdicts = check_claims(answer, contexts, options.language, cache)
+        fields["claims"] = [
             Claim(text=v.claim, supported=v.supported, reason=v.reason) for v in verdicts
         ]
-        result.faithfulness = faithfulness(verdicts)
+        fields["faithfulness"] = faithfulness(verdicts)
 
-    given = {c.id: c.source for c in trace.retrieved}  # a citation's article, by chunk id
-    contexts = [c.text for c in trace.retrieved]
+    given = {c.id: c.source for c in retrieved}  # a citation's article, by chunk id
+    # the first answer and every repeat (trace.all_samples(), without building Samples)
+    texts = [answer, *[s.answer or "" for s in samples]] if samples else [answer]
     outcomes = []
-    for sample in trace.all_samples():
-        text = sample.answer or ""
+    for i, text in enumerate(texts):
         try:
-            problems, check_problems = answer_problems(case, text, given, options)
+            known = missing if i == 0 else None  # the first is the answer scored above
+            problems, check_problems = answer_problems(case, text, given, options, known)
         except CheckError as exc:
-            return _check_failed(result, str(exc))
-        if options.require_faithful and not abstains(text, options.abstain_phrases):
+            return _check_failed(CaseResult(**fields), str(exc))
+        if options.require_faithful and not abstains(text, options.abstain_phrases, cache):
             problems += [
                 f'unsupported claim "{v.claim}"'
-                for v in check_claims(text, contexts, options.language)
+                for v in check_claims(text, contexts, options.language, cache)
                 if not v.supported
             ]
         outcomes.append((problems, check_problems))
-    result.answer_runs = len(outcomes)
-    result.answer_passes = sum(1 for problems, _ in outcomes if not problems)
-    result.answer_pass = result.answer_passes == result.answer_runs
+    passes = sum(1 for problems, _ in outcomes if not problems)
+    fields["answer_runs"] = len(outcomes)
+    fields["answer_passes"] = passes
+    fields["answer_pass"] = passes == len(outcomes)
     # With repeats, show why the first failing answer failed.
-    result.problems, result.check_problems = next(((p, c) for p, c in outcomes if p), ([], []))
-    return result
+    fields["problems"], fields["check_problems"] = next(
+        ((p, c) for p, c in outcomes if p), ([], [])
+    )
+    return CaseResult(**fields)

@@ -50,18 +50,24 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import filterfalse
 
+from ragrail.scoring import scan
+from ragrail.scoring.memo import ScoringCache
 from ragrail.scoring.tokens import ascii_digits, is_cjk, terms
+from ragrail.scoring.tokens import term_set as _term_set
 
 # A citation as ragrail.scoring.answers.citations reads one: a bracket pair (ASCII,
 # fullwidth or lenticular) every part of which is an id#n ("[sso #1]", "[sso#1, plans#2]").
-_BRACKET = re.compile(r"\s*[\[［【]([^\[\]［］【】\n]{1,500})[\]］】]")
+_BRACKET = re.compile(r"[\[［【]([^\[\]［］【】\n]{1,500})[\]］】]")
+_OPENING_BRACKETS = "[［【"
 _CITE_PART = re.compile(r"\s*[^#]*?[^#\s]\s*#\s*\d+\s*")
 _CITE_SEPARATORS = re.compile(r"[,;、，；]")
 _LINES = re.compile(r"\s*\n\s*")
 # A sentence end: . ! ? followed by white space (after any closing quote or
 # bracket), or a CJK or Indic end mark wherever it stands.
 _END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|[。！？।॥؟]+[\"'”’)\]」』）]*\s*")
+_END_MARKS = ".!?。！？।॥؟"  # every _END match begins with one
 _CLOSERS = "\"'”’)]"
 _LAST_WORD = re.compile(r"(\S+)$")
 _NEXT_CHAR = re.compile(r"\s*(\S)")
@@ -110,7 +116,7 @@ def _ends_sentence(text: str, start: int, end: int) -> bool:
 def sentences(text: str) -> list[str]:
     """The sentences of one line (see the module docstring for where they end)."""
     out, start = [], 0
-    for match in _END.finditer(text):
+    for match in scan.finditer(_END, text, _END_MARKS):
         mark = match.group().rstrip()
         if mark[0] == "." and not _ends_sentence(text, start, match.start() + 1):
             continue
@@ -140,12 +146,15 @@ def _trim(clause: str) -> str:
 
 def strip_citations(answer: str) -> str:
     """The answer without its citation markers; other brackets ("[Save]") stay."""
-
-    def drop(m: re.Match[str]) -> str:
-        parts = _CITE_SEPARATORS.split(m.group(1))
-        return "" if all(_CITE_PART.fullmatch(p) for p in parts) else m.group()
-
-    return _BRACKET.sub(drop, answer)
+    kept, last = [], 0
+    for m in scan.finditer(_BRACKET, answer, _OPENING_BRACKETS):
+        if all(_CITE_PART.fullmatch(p) for p in _CITE_SEPARATORS.split(m.group(1))):
+            start = m.start()
+            while start > last and answer[start - 1].isspace():  # str.isspace is regex \s
+                start -= 1  # the white space before a citation goes with it
+            kept.append(answer[last:start])
+            last = m.end()
+    return "".join(kept) + answer[last:] if kept else answer
 
 
 @functools.cache
@@ -153,26 +162,67 @@ def _small_talk(language: str) -> frozenset[str]:
     return frozenset(terms(" ".join(SMALL_TALK), language))
 
 
+def _is_claim_terms(words: frozenset[str], language: str) -> bool:
+    """is_claim, given the clause's distinct terms."""
+    small_talk = _small_talk(language)
+    # a generator, not a set difference: the first word usually settles it
+    return any(w not in small_talk and not w.isdigit() for w in words)
+
+
 def is_claim(clause: str, language: str = "en") -> bool:
     """True when a clause has a content word: not small talk, not a bare number or label."""
-    words = set(terms(clause, language)) - _small_talk(language)
-    return any(not w.isdigit() for w in words)
+    return _is_claim_terms(_term_set(clause, language), language)
+
+
+def term_set(text: str, language: str, cache: ScoringCache | None = None) -> frozenset[str]:
+    """The distinct terms of a text; with a run's ``cache``, worked out once per distinct
+    text and language, whether the text is a context or a claim (an answer that quotes
+    a chunk makes the same string both)."""
+    if cache is None:
+        return _term_set(text, language)
+    memo = cache.table(("terms", language))
+    found = memo.get(text)
+    if found is None:
+        found = memo.put(text, _term_set(text, language))
+    return found
+
+
+def _clauses(item: str) -> list[str]:
+    """``_CLAUSES.split(item)``, without running the pattern over an item that has none
+    of the characters and words it splits at (most sentences of most answers)."""
+    if "," in item or ";" in item or ":" in item:
+        return _CLAUSES.split(item)
+    low = item.lower()
+    if "and" in low or "but" in low:
+        return _CLAUSES.split(item)
+    return [item]
+
+
+def _claims_with_terms(
+    answer: str, language: str, cache: ScoringCache | None = None
+) -> list[tuple[str, frozenset[str]]]:
+    """Each claim of the answer with its distinct terms, worked out once for both uses."""
+    text = strip_citations(answer)
+    claims = []
+    for line in _LINES.split(text) if "\n" in text else [text]:
+        if line.endswith(":"):
+            continue  # "Here are the steps:" leads into a list; it claims nothing itself
+        for sentence in sentences(line):
+            body = _MARKER.sub("", sentence)
+            for item in _INLINE_ITEM.split(body) if "(" in body else [body]:
+                for clause in _clauses(item):
+                    clause = _trim(_LEAD.sub("", clause.strip()))
+                    if not clause:
+                        continue
+                    words = term_set(clause, language, cache)
+                    if _is_claim_terms(words, language):
+                        claims.append((clause, words))
+    return claims
 
 
 def split_claims(answer: str, language: str = "en") -> list[str]:
     """The answer's claims, in order (see the module docstring for the rule)."""
-    text = strip_citations(answer)
-    claims = []
-    for line in _LINES.split(text):
-        if line.endswith(":"):
-            continue  # "Here are the steps:" leads into a list; it claims nothing itself
-        for sentence in sentences(line):
-            for item in _INLINE_ITEM.split(_MARKER.sub("", sentence)):
-                for clause in _CLAUSES.split(item):
-                    clause = _trim(_LEAD.sub("", clause.strip()))
-                    if clause and is_claim(clause, language):
-                        claims.append(clause)
-    return claims
+    return [claim for claim, _ in _claims_with_terms(answer, language)]
 
 
 def numbers(text: str) -> set[str]:
@@ -184,7 +234,9 @@ def numbers(text: str) -> set[str]:
     if not text.isascii():
         text = ascii_digits(unicodedata.normalize("NFKC", text))
     out = set()
-    for m in _NUMBER.finditer(text):
+    # in ASCII text every number begins with an ASCII digit: try the pattern only there
+    found = scan.finditer(_NUMBER, text, "0123456789") if text.isascii() else _NUMBER.finditer(text)
+    for m in found:
         before = text[m.start() - 1] if m.start() else " "
         if before == "_" or (before.isalnum() and not is_cjk(before)):
             continue
@@ -215,14 +267,112 @@ def check_claim(
     return ClaimVerdict(claim, True, "")
 
 
-def check_claims(answer: str, contexts: Sequence[str], language: str = "en") -> list[ClaimVerdict]:
-    joined = "\n".join(contexts)
-    context_terms = set(terms(joined, language))
-    context_numbers = numbers(joined)
-    return [
-        check_claim(c, context_terms, context_numbers, language)
-        for c in split_claims(answer, language)
-    ]
+@dataclass(frozen=True)
+class ClaimParts:
+    """What the support check reads of one claim."""
+
+    text: str
+    numbers: frozenset[str]
+    words: frozenset[str]  # its distinct terms, bare numbers left out
+
+
+def claim_parts(
+    answer: str, language: str = "en", cache: ScoringCache | None = None
+) -> tuple[ClaimParts, ...]:
+    """The answer's claims, each with its numbers and content words."""
+    return tuple(
+        ClaimParts(claim, frozenset(numbers(claim)), _without_numbers(words))
+        for claim, words in _claims_with_terms(answer, language, cache)
+    )
+
+
+def _without_numbers(words: frozenset[str]) -> frozenset[str]:
+    """The words that are not bare numbers (most claims have none: the same set then)."""
+    return frozenset(filterfalse(str.isdigit, words)) if any(map(str.isdigit, words)) else words
+
+
+class Evidence:
+    """The retrieved texts as the support check reads them, each worked out only when a
+    claim needs it: a claim that half the first context's words already support never
+    looks at the others, and only a claim with a number looks at numbers.
+
+    It gives the verdicts :func:`check_claim` gives against the contexts joined by line
+    breaks: no word runs across a line break, so a word is a term of the joined text
+    exactly when it is a term of one context, and so is a number, but for "10" at the
+    end of one context and "%" at the start of the next, which the joined text reads
+    as "10%". So where a context after the first starts with ``%``, or with a
+    non-ASCII character NFKC might make one, the numbers are read from the joined text.
+    """
+
+    def __init__(self, contexts: Sequence[str], language: str, cache: ScoringCache) -> None:
+        self.contexts = contexts
+        self.language = language
+        self._cache = cache
+        self._term_sets: list[frozenset[str]] = []
+        self._all_numbers: frozenset[str] | None = None
+
+    def _terms_of(self, i: int) -> frozenset[str]:
+        """The terms of context ``i``, computed once per distinct text."""
+        if i < len(self._term_sets):
+            return self._term_sets[i]
+        found = term_set(self.contexts[i], self.language, self._cache)
+        self._term_sets.append(found)
+        return found
+
+    def numbers(self) -> frozenset[str]:
+        """The numbers of the joined contexts."""
+        if self._all_numbers is None:
+            if any(c and (c[0] == "%" or not c[0].isascii()) for c in self.contexts[1:]):
+                self._all_numbers = frozenset(numbers("\n".join(self.contexts)))
+            else:
+                parts = []
+                memo = self._cache.table("context numbers")
+                for text in self.contexts:
+                    found = memo.get(text)
+                    if found is None:
+                        found = memo.put(text, frozenset(numbers(text)))
+                    parts.append(found)
+                self._all_numbers = frozenset().union(*parts)
+        return self._all_numbers
+
+    def verdict(self, claim: ClaimParts) -> ClaimVerdict:
+        """:func:`check_claim`'s verdict on one claim."""
+        if claim.numbers:
+            missing_numbers = sorted(claim.numbers - self.numbers())
+            if missing_numbers:
+                reason = f"number {', '.join(missing_numbers)} not in the context"
+                return ClaimVerdict(claim.text, False, reason)
+        words = claim.words
+        if words:
+            rest = words
+            for i in range(len(self.contexts)):
+                context_terms = self._terms_of(i)
+                if rest <= context_terms:  # every word covered: no need to count
+                    return ClaimVerdict(claim.text, True, "")
+                rest = rest - context_terms
+                if (len(words) - len(rest)) * 2 >= len(words):
+                    return ClaimVerdict(claim.text, True, "")
+            covered = len(words) - len(rest)
+            reason = f"{covered} of {len(words)} content words in the context"
+            return ClaimVerdict(claim.text, False, reason)
+        return ClaimVerdict(claim.text, True, "")
+
+
+def check_claims(
+    answer: str,
+    contexts: Sequence[str],
+    language: str = "en",
+    cache: ScoringCache | None = None,
+) -> list[ClaimVerdict]:
+    """Each claim of the answer with its verdict against the retrieved texts. With a
+    run's ``cache``, each distinct answer is split and each distinct context read once."""
+    cache = cache if cache is not None else ScoringCache()
+    memo = cache.table(("claims", language))
+    parts = memo.get(answer)
+    if parts is None:
+        parts = memo.put(answer, claim_parts(answer, language, cache))
+    evidence = Evidence(contexts, language, cache)
+    return [evidence.verdict(p) for p in parts]
 
 
 def faithfulness(verdicts: Sequence[ClaimVerdict]) -> float | None:

@@ -102,6 +102,8 @@ def normalise(text: str) -> str:
 def is_spaceless(ch: str) -> bool:
     """True for a character of a script written without spaces between words."""
     code = ord(ch)
+    if code < 0x0E00:  # below every range: Latin, Cyrillic, Arabic, Devanagari, ...
+        return False
     return any(lo <= code <= hi for lo, hi in _SPACELESS)
 
 
@@ -109,8 +111,13 @@ def _is_word(ch: str) -> bool:
     return ch.isalnum() or ch == "_" or unicodedata.category(ch)[0] == "M"
 
 
+_ASCII_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
 def _binds(ch: str) -> bool:
     """True when ``ch`` is part of a word that needs a boundary (not of a spaceless script)."""
+    if ch < "\x80":  # ASCII: no combining marks, no spaceless script
+        return ch.isalnum() or ch == "_"
     return _is_word(ch) and not is_spaceless(ch)
 
 
@@ -119,10 +126,17 @@ def at_boundaries(text: str, start: int, end: int) -> bool:
     if start >= end:
         return False
     first, last = text[start], text[end - 1]
-    if start > 0 and _binds(first) and _binds(text[start - 1]):
-        return False
-    if end < len(text) and _binds(last) and _binds(text[end]):
-        return False
+    if text.isascii():  # _binds of an ASCII character, without the calls
+        word = _ASCII_WORD_CHARS
+        if start > 0 and first in word and text[start - 1] in word:
+            return False
+        if end < len(text) and last in word and text[end] in word:
+            return False
+    else:
+        if start > 0 and _binds(first) and _binds(text[start - 1]):
+            return False
+        if end < len(text) and _binds(last) and _binds(text[end]):
+            return False
     # 10 in "$10,000" or "2.10": a number goes on across a separator followed by a digit
     number_before = start >= 2 and text[start - 1] in _NUMBER_JOINERS and text[start - 2].isdigit()
     if first.isdigit() and number_before:
@@ -254,12 +268,18 @@ def find(fact: str, normalised_text: str) -> tuple[int, int] | None:
     """The first span of ``normalised_text`` (from :func:`normalise`) matching the fact,
     or None. Callers normalise a text once and search it for many facts."""
     fact = as_fact(fact)
+    if fact.kind == "text":  # one needle: the first occurrence at token boundaries
+        needle = fact.needles[0]
+        at = normalised_text.find(needle)
+        while at >= 0:
+            if at_boundaries(normalised_text, at, at + len(needle)):
+                return at, at + len(needle)
+            at = normalised_text.find(needle, at + 1)
+        return None
     best: tuple[int, int] | None = None
     for span in _candidates(fact, normalised_text):
         if (best is None or span < best) and at_boundaries(normalised_text, *span):
             best = span
-            if fact.kind == "text":
-                break  # one needle, found left to right: nothing earlier can follow
     return best
 
 
@@ -318,11 +338,20 @@ def original_spans(facts: Iterable[str], text: str) -> list[tuple[int, int]]:
     return out
 
 
+# A name slug() gives back unchanged: lower-case ASCII letters, digits, ".", "_" and "-",
+# neither starting nor ending with "-" or "." (most chunk ids' names already are slugs).
+PLAIN_SLUG = r"[a-z0-9_](?:[a-z0-9._-]*[a-z0-9_])?"
+_PLAIN_SLUG = re.compile(PLAIN_SLUG)
+
+
+@lru_cache(maxsize=16_384)  # chunk ids are cited and compared many times over a run
 def slug(name: str) -> str:
     """A document name as it appears in chunk ids: lower case, every run of characters
     other than letters, digits, combining marks, ``.``, ``_`` and ``-`` made one ``-``
     (``Refund Policy`` is ``refund-policy``, ``返金 ポリシー`` is ``返金-ポリシー``), so
     an id never holds a space, a ``#`` or a bracket and a model can cite it."""
+    if _PLAIN_SLUG.fullmatch(name):
+        return name
     text = unicodedata.normalize("NFKC", name).lower()
     out: list[str] = []
     for ch in text:

@@ -8,7 +8,7 @@ rather than chunk id keeps the labels valid when the chunking changes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ragrail.results import RetrievedChunk
 from ragrail.scoring.matching import Fact, as_fact, find, normalise
@@ -34,3 +34,32 @@ def recall(found: Sequence[str], facts: Sequence[str]) -> float | None:
     if not facts:
         return None
     return len(found) / len(facts)
+
+
+def match_facts(
+    facts: Sequence[str],
+    sources: Sequence[str],
+    retrieved: Sequence[RetrievedChunk],
+    normalised: Callable[[str], str] = normalise,
+) -> tuple[list[Fact], list[bool]]:
+    """(:func:`facts_retrieved`, ``context.relevant_flags``) in one pass over the chunks,
+    each fact searched in each chunk at most once; ``normalised`` is how a chunk's text
+    is normalised (a run's memo of :func:`~ragrail.scoring.matching.normalise`)."""
+    needles = [as_fact(f) for f in facts]
+    found = [False] * len(needles)
+    flags = []
+    for chunk in retrieved:
+        in_sources = chunk.source in sources
+        if sources and not in_sources:
+            flags.append(False)  # relevance needs a source article, when the case names any
+            continue
+        text = normalised(chunk.text)
+        relevant = False
+        for j, fact in enumerate(needles):
+            # search only where the answer is still open: the chunk's flag, or (in a
+            # source article) whether the fact was retrieved
+            if (not relevant or (in_sources and not found[j])) and find(fact, text) is not None:
+                relevant = True
+                found[j] = found[j] or in_sources
+        flags.append(relevant)
+    return [fact for fact, hit in zip(needles, found, strict=True) if hit], flags
