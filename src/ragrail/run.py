@@ -178,8 +178,10 @@ def score_run(
     """Score every trace; with the pipeline at hand, also locate the facts retrieval missed."""
     from ragrail.diagnose import assign_cause, locate_missed_facts
     from ragrail.gcpause import paused_gc
+    from ragrail.scoring.matching import normalise
 
     options = options or ScoringOptions(k=config.top_k)
+    normalised = options.cache.memoised(normalise)  # the run's own memo, bounded with it
     results = []
     with paused_gc():
         for case, trace in zip(cases, traces, strict=True):
@@ -190,7 +192,7 @@ def score_run(
                 and result.retrieval_recall < 1
             ):
                 result.missed_facts = locate_missed_facts(case, result.facts_retrieved, pipeline)
-            assign_cause(result, config.min_score)
+            assign_cause(result, config.min_score, normalised)
             results.append(result)
         return RunResult(config=config, totals=compute_totals(results), cases=results)
 
