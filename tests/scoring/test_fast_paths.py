@@ -163,3 +163,15 @@ def test_ascii_word_characters_bind_as_any_word_character_does():
     # and in non-ASCII text the general rule decides: a Devanagari mark binds, Han does not
     assert matching.find("रीसेट", matching.normalise("पासवर्ड रीसेट करें")) is not None
     assert matching.find("返金", matching.normalise("返金ポリシー")) == (0, 2)
+
+
+def test_no_non_ascii_small_talk_word_has_an_ascii_term_in_any_language():
+    """What lets an all-ASCII clause be checked against the ASCII small talk only."""
+    from ragrail.scoring.claims import SMALL_TALK, _ascii_small_talk, _small_talk
+    from ragrail.scoring.tokens import LANGUAGES, terms
+
+    others = " ".join(w for w in SMALL_TALK if not w.isascii())
+    for language in (*LANGUAGES, "auto"):
+        assert not [t for t in terms(others, language) if t.isascii()], language
+        ascii_terms = {t for t in _small_talk(language) if t.isascii()}
+        assert ascii_terms == set(_ascii_small_talk(language)), language
