@@ -167,3 +167,16 @@ def test_a_large_baseline_reads_the_same_fast_and_strict(path):
     text = json.dumps(data, indent=2, ensure_ascii=False)
     path.write_text(text, encoding="utf-8")
     assert load_baseline(path) == strict(text, path)
+
+
+def test_two_byte_order_marks_are_refused_as_the_strict_reader_refuses_them(path):
+    # the fast parser refuses the second mark; the strict reader must then see the
+    # text as read (one mark dropped), not the text with the first mark already dropped
+    text = path.read_text(encoding="utf-8")
+    path.write_bytes(b"\xef\xbb\xbf\xef\xbb\xbf" + text.encode("utf-8"))
+    with pytest.raises(InputError) as fast:
+        load_baseline(path)
+    with pytest.raises(InputError) as slow:
+        strict("\ufeff\ufeff" + text, path)
+    assert "invalid JSON" in fast.value.message
+    assert (fast.value.message, fast.value.where) == (slow.value.message, slow.value.where)

@@ -15,3 +15,26 @@ def test_different_fields_given_mean_different_sets_and_dumps_are_unchanged():
     assert empty.model_fields_set == set() and some.model_fields_set == {"recall_at_k"}
     assert some.model_dump()["recall_at_k"] == 0.5 and some.model_dump()["ndcg_at_k"] is None
     assert ArticleScores.model_validate_json(some.model_dump_json()) == some
+
+
+def test_assigning_a_field_on_one_instance_never_marks_it_set_on_another():
+    # pydantic adds an assigned name to the fields-set in place: a shared set must be
+    # copied first, or one case's assignment changes every other's exclude_unset dump
+    shared_before = ArticleScores()
+    assigned = ArticleScores()
+    assigned.recall_at_k = 0.5
+    assert assigned.model_fields_set == {"recall_at_k"}
+    assert assigned.model_dump(exclude_unset=True) == {"recall_at_k": 0.5}
+    assert shared_before.model_fields_set == set()
+    assert shared_before.model_dump(exclude_unset=True) == {}
+    built_after = ArticleScores()
+    assert built_after.model_fields_set == set()
+    assert built_after.model_fields_set is shared_before.model_fields_set
+
+
+def test_assigning_a_field_already_given_keeps_the_shared_set():
+    a = RetrievedChunk(id="a#1", source="a", rank=1, score=0.5, text="x")
+    b = RetrievedChunk(id="b#2", source="b", rank=2, score=0.25, text="y")
+    a.score = 0.75
+    assert a.model_fields_set is b.model_fields_set
+    assert (a.score, b.score) == (0.75, 0.25)

@@ -176,3 +176,25 @@ def test_a_line_given_to_two_cases_gives_each_its_own_trace(tmp_path):
     assert [len(t.samples) for t in traces] == [1, 1, 1, 1]
     traces[0].answer = "changed"
     assert [t.answer for t in traces] == ["changed", "A", "B", "B"]
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_every_line_ending_read_text_reads_is_a_line_end(tmp_path, end):
+    # the file was read with read_text (universal newlines) before it was read line by
+    # line: a file whose lines end in a bare "\r" must still be one record a line, and
+    # a line number must count them as before
+    lines = [
+        json.dumps({"id": "a", "answer": "A", "contexts": [CONTEXT]}),
+        # a raw U+2028 inside a string is not a line end
+        json.dumps({"id": "b", "answer": "B \u2028 C"}, ensure_ascii=False),
+        "[1]",
+    ]
+    path = tmp_path / "outputs.jsonl"
+    path.write_bytes(end.join(lines[:2]).encode("utf-8") + end.encode())
+    outputs = OutputsFile(path)
+    assert sorted(outputs.records) == ["a", "b"]
+    assert outputs.records["b"].answer == "B \u2028 C"
+    path.write_bytes(end.join(lines).encode("utf-8"))
+    with pytest.raises(InputError, match="must be a JSON object") as info:
+        OutputsFile(path)
+    assert info.value.where == f"{path}:3"

@@ -151,6 +151,19 @@ def test_above_the_bootstrap_limit_the_normal_interval_agrees_with_it():
     assert ones.low == pytest.approx(n / (n + Z2)) and ones.high == 1.0
 
 
+@pytest.mark.parametrize("n", [4999, 5001, 5003, 7777])
+@pytest.mark.parametrize("value", [3.3, 7.1, 123.456, -0.3, 0.1])
+def test_equal_values_give_an_interval_in_order_on_both_sides_of_the_bootstrap_limit(n, value):
+    # numpy's mean of 5,003 x 3.3 is 3.2999999999999994, an ulp below every value: the
+    # normal interval clipped to [min, max] had low 3.3 above high
+    from ragrail.stats import mean_interval
+
+    iv = mean_interval([value] * n)
+    assert iv.low <= iv.high
+    if not 0.0 <= value <= 1.0:  # off the [0, 1] scale: never widened to Wilson's
+        assert iv.low == iv.high == value
+
+
 def test_wilson_takes_fractional_successes():
     # a sum of scores, an effective n: the same formula
     iv = wilson(4.5, 9)

@@ -44,14 +44,15 @@ def iter_lines(path: Path, what: str) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` for each line of a UTF-8 text file (without its "\\n"), read as it goes (a
     file of hundreds of MB is never held whole), with :func:`read_text`'s errors.
 
-    Lines end at "\\n" only: U+2028 and other characters that str.splitlines() breaks
-    at may stand unescaped inside a JSON string. A leading byte-order mark is dropped.
+    Lines end at "\\n", "\\r\\n" or "\\r" (as :func:`read_text` reads them), and only
+    there: U+2028 and other characters that str.splitlines() breaks at may stand
+    unescaped inside a JSON string. A leading byte-order mark is dropped.
     """
     kind = special_kind(path)
     if kind is not None:
         raise InputError(f"{what} is {kind}, expected a regular file", str(path))
     try:
-        with open(path, encoding="utf-8", newline="\n") as fh:
+        with open(path, encoding="utf-8") as fh:  # universal newlines, as read_text
             for lineno, line in enumerate(fh, start=1):
                 line = line.removesuffix("\n")
                 yield lineno, (line.removeprefix(BOM) if lineno == 1 else line)

@@ -26,3 +26,13 @@ class LeanModel(BaseModel):
         shared = _SHARED.setdefault(frozenset(given), given)
         if shared is not given:
             object.__setattr__(self, "__pydantic_fields_set__", shared)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # pydantic adds an assigned field's name to the fields-set in place: on the
+        # shared set that would mark it set on every instance sharing it (and on every
+        # instance built later with the same fields). Copy first: only assignments of a
+        # field not given yet pay for it (a failing case's cause, a check's error).
+        fields_set = self.__pydantic_fields_set__
+        if name not in fields_set and name in type(self).model_fields:
+            object.__setattr__(self, "__pydantic_fields_set__", set(fields_set))
+        super().__setattr__(name, value)

@@ -151,3 +151,26 @@ def test_article_scores_are_shared_by_rankings_of_the_same_shape():
     assert first.precision_at_k == 1 / 3  # b at rank 1; x, y unjudged; a cut off at k = 3
     other_k = article_scores(case, trace(ranked), 4, cache)
     assert other_k.recall_at_k == 1.0 and len(cache.table("article scores")) == 2
+
+
+def test_one_cache_shared_by_runs_of_different_settings_changes_no_score():
+    # a sweep (or a caller reusing an options object through dataclasses.replace) keeps
+    # one cache while the language, the abstain phrases, k and require_faithful change:
+    # every memo must be keyed on what its value depends on, not on the text alone
+    shared = ScoringCache()
+    variants = [
+        ScoringOptions(k=2, language="en", cache=shared),
+        ScoringOptions(k=1, language="none", require_faithful=True, cache=shared),
+        ScoringOptions(k=3, language="de", abstain_phrases=("refunds arrive",), cache=shared),
+        ScoringOptions(k=2, language="auto", abstain_phrases=("open settings",), cache=shared),
+        ScoringOptions(k=2, language="en", abstain_phrases=(), require_faithful=True, cache=shared),
+    ]
+    scored = 0
+    for case, trace in random_cases(41, 200):
+        for options in variants:  # interleaved: each text is met under every setting
+            fresh = dataclasses.replace(options, cache=ScoringCache())
+            with_shared = score_case(case, trace, options)
+            alone = score_case(case, trace, fresh)
+            assert with_shared.model_dump() == alone.model_dump(), (case.id, options)
+            scored += with_shared.answer_runs
+    assert scored > 0 and len(shared) > 0

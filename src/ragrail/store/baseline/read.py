@@ -60,8 +60,11 @@ def load_baseline(path: Path, what: str = "baseline") -> Baseline:
 
 def read_baseline_text(text: str, path: Path | str, what: str = "baseline") -> Baseline:
     """A baseline from the text of its file; see :func:`load_baseline`."""
-    text = text.removeprefix(BOM)
-    data = _fast_json(text)
+    # parse_json drops one byte-order mark itself: it gets the text as read, or a file
+    # that starts with two would be read (the fast parser refuses the second, and
+    # parse_json would drop it)
+    body = text.removeprefix(BOM)
+    data = _fast_json(body)
     if type(data) is dict and "format" in data:
         try:
             base = _parse_compact(data, path, what)
@@ -69,7 +72,7 @@ def read_baseline_text(text: str, path: Path | str, what: str = "baseline") -> B
             parse_json(text, path)  # a JSON problem (a key given twice) is named first
             raise
         # a \u003a escape is a colon in a string that the text does not show as one
-        if "\\u003" not in text and _colons(data, base) == text.count(":"):
+        if "\\u003" not in body and _colons(data, base) == body.count(":"):
             return base
     return parse_baseline(parse_json(text, path), path, what)
 
