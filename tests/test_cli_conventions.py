@@ -89,6 +89,13 @@ def test_lint_and_cache_stats_as_json(cli, tmp_path):
         "replies": 0,
         "bytes": 0,
         "by_model": [],
+        "embeddings": {
+            "cache": str(tmp_path / ".ragrail" / "embeddings.sqlite"),
+            "exists": False,
+            "vectors": 0,
+            "bytes": 0,
+            "by_model": [],
+        },
     }
 
 

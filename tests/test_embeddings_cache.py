@@ -8,6 +8,7 @@ all-MiniLM-L6-v2 and skip without the semantic extra (unless RAGRAIL_REQUIRE_SEM
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import subprocess
@@ -274,6 +275,11 @@ def test_cache_stats_and_clear_show_the_vectors(cli, tmp_path):
     embedder(path)[0].embed(TEXTS[:5], "passage", 16)
     r = cli("cache", "stats")
     assert r.code == 0 and "5 cached vectors" in r.out and "fake@1" in r.out, r.out
+    r = cli("cache", "stats", "--json", "-")
+    vectors = json.loads(r.out)["embeddings"]
+    assert r.code == 0 and (vectors["exists"], vectors["vectors"]) == (True, 5)
+    assert vectors["cache"] == str(path) and vectors["bytes"] == path.stat().st_size
+    assert [(m["kind"], m["vectors"]) for m in vectors["by_model"]] == [("passage", 5)]
     r = cli("cache", "clear")
     assert r.code == 0 and "cleared 5 cached vectors" in r.out
     assert EmbeddingCache(path).count() == 0

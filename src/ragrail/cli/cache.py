@@ -43,10 +43,11 @@ def cache_stats(config: Path | None, json_path: Path | None) -> int:
     check_json_target(json_path, "--json cache stats")
     out = Out(json_path)
     path = cache_path(config)
+    vectors = _embeddings_counts(path.with_name(EMBEDDINGS))
     if not path.exists():
-        out.json(cache_json(path, None, None, []), json_path, "--json cache stats")
+        out.json(cache_json(path, None, None, [], vectors), json_path, "--json cache stats")
         out.verdict(f"{path}: no cache yet")
-        _embeddings_stats(out, path.with_name(EMBEDDINGS))
+        _embeddings_lines(out, vectors)
         return EXIT_OK
     store = ResponseCache(path, required=True)  # its own command: fail, not skip
     try:
@@ -54,29 +55,41 @@ def cache_stats(config: Path | None, json_path: Path | None) -> int:
     finally:
         store.close()
     size = path.stat().st_size
-    out.json(cache_json(path, count, size, by_model), json_path, "--json cache stats")
+    out.json(cache_json(path, count, size, by_model, vectors), json_path, "--json cache stats")
     out.verdict(f"{path}: {count} cached replies, {size:,} bytes")
     from ragrail.reports.text import visible
 
     for provider, model, n in by_model:  # rows any sqlite3 session could have written
         out.say(f"  {visible(provider):<10} {visible(model):<30} {n}")
-    _embeddings_stats(out, path.with_name(EMBEDDINGS))
+    _embeddings_lines(out, vectors)
     return EXIT_OK
 
 
-def _embeddings_stats(out: Out, path: Path) -> None:
-    """The embeddings cache's lines of ``cache stats`` (none when there is no file)."""
-    from ragrail.reports.text import visible
+def _embeddings_counts(path: Path) -> tuple[Path, int, int, list[tuple[str, str, int]]] | None:
+    """The embeddings cache's path, vectors, bytes and vectors per model and kind; None
+    when there is no file."""
     from ragrail.system.embeddings import EmbeddingCache
 
     if not path.exists():
-        return
+        return None
     store = EmbeddingCache(path, required=True)
     try:
         count, by_model = store.count(), store.by_model()
     finally:
         store.close()
-    out.say(f"{path}: {count} cached vectors, {path.stat().st_size:,} bytes")
+    return path, count, path.stat().st_size, by_model
+
+
+def _embeddings_lines(
+    out: Out, vectors: tuple[Path, int, int, list[tuple[str, str, int]]] | None
+) -> None:
+    """The embeddings cache's lines of ``cache stats`` (none when there is no file)."""
+    from ragrail.reports.text import visible
+
+    if vectors is None:
+        return
+    path, count, size, by_model = vectors
+    out.say(f"{path}: {count} cached vectors, {size:,} bytes")
     for model, kind, n in by_model:
         out.say(f"  {visible(model):<36} {visible(kind):<8} {n}")
 

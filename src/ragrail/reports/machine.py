@@ -93,15 +93,28 @@ def lint_json(
 
 
 def cache_json(
-    path: Path, replies: int | None, size: int | None, by_model: list[tuple[str, str, int]]
+    path: Path,
+    replies: int | None,
+    size: int | None,
+    by_model: list[tuple[str, str, int]],
+    vectors: tuple[Path, int, int, list[tuple[str, str, int]]] | None = None,
 ) -> dict[str, Any]:
-    """``ragrail cache stats --json``: where the cache is and what it holds."""
+    """``ragrail cache stats --json``: where the reply cache and the dense retriever's
+    embeddings cache are and what they hold."""
+    v_path, v_count, v_size, v_by_model = vectors or (path.with_name("embeddings.sqlite"), 0, 0, [])
     return {
         "cache": str(path),
         "exists": replies is not None,
         "replies": replies or 0,
         "bytes": size or 0,
         "by_model": [{"provider": p, "model": m, "replies": n} for p, m, n in by_model],
+        "embeddings": {
+            "cache": str(v_path),
+            "exists": vectors is not None,
+            "vectors": v_count,
+            "bytes": v_size,
+            "by_model": [{"model": m, "kind": k, "vectors": n} for m, k, n in v_by_model],
+        },
     }
 
 
