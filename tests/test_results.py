@@ -205,12 +205,12 @@ def test_the_pieces_of_a_saved_run_are_its_json_exactly(project, monkeypatch):
     import ragrail.results as results
 
     run = load_run(project / "baseline.json")
-    assert "".join(run.json_pieces()) == run.to_json()
+    assert b"".join(run.json_pieces()).decode() == run.to_json()
     monkeypatch.setattr(results, "JSON_BLOCK", 5)  # 12 cases: blocks of 5, 5 and 2
-    assert "".join(run.json_pieces()) == run.to_json()
+    assert b"".join(run.json_pieces()).decode() == run.to_json()
     for kept in (0, 1):
         part = run.model_copy(update={"cases": run.cases[:kept]})
-        assert "".join(part.json_pieces()) == part.to_json()
+        assert b"".join(part.json_pieces()).decode() == part.to_json()
 
 
 def test_a_large_run_is_saved_with_the_quick_check_and_still_refuses_nan(

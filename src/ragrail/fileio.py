@@ -486,12 +486,12 @@ def remove_stale_temps(folder: Path, name: str, older_than: float = STALE_TEMP_S
 
 def atomic_write_text(
     path: Path,
-    text: str | Iterable[str],
+    text: str | Iterable[str] | Iterable[bytes],
     what: str = "output",
     validate: Callable[[Path], None] | None = None,
 ) -> None:
-    """Write ``text`` (a string, or its pieces in order: a large document need not be
-    held whole) to ``path`` so that readers see the old file or the new one, never half.
+    """Write ``text`` (a string, or its pieces in order, strings or UTF-8 bytes: a large
+    document need not be held whole) as UTF-8 to ``path`` so that readers see the old file or the new one, never half.
 
     A symlink is followed to its final target, which is replaced: the link
     stays a link. The data goes to a temporary file beside the target (same
@@ -516,12 +516,12 @@ def atomic_write_text(
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, target.stat().st_mode & 0o777 if existed else 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "wb") as fh:
             if isinstance(text, str):
-                fh.write(text)
+                fh.write(text.encode("utf-8"))
             else:
                 for piece in text:
-                    fh.write(piece)
+                    fh.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
             fh.flush()
             os.fsync(fh.fileno())
         if validate is not None:

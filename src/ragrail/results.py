@@ -308,23 +308,24 @@ class RunResult(_Model):
 
         return run_frame(self)
 
-    def json_pieces(self) -> Iterator[str]:
-        """:meth:`to_json`'s text in pieces, one per case: the same characters, without
-        the whole document (hundreds of MB for 100,000 questions) in memory at once."""
+    def json_pieces(self) -> Iterator[bytes]:
+        """:meth:`to_json`'s text, UTF-8, in pieces of a thousand cases: the same bytes,
+        without the whole document (hundreds of MB for 100,000 questions) in memory at
+        once, and never decoded to be encoded again."""
         if not self.cases:
-            yield self.to_json()
+            yield self.to_json().encode()
             return
         head = self.model_dump_json(indent=2, exclude={"cases"})
         # cases is the last field: reopen the object to append it, indented one level
-        yield head.removesuffix("\n}") + ',\n  "cases": [\n'
+        yield (head.removesuffix("\n}") + ',\n  "cases": [\n').encode()
         adapter = _cases_adapter()
         for start in range(0, len(self.cases), JSON_BLOCK):
             # a block of cases serialised in one call: "[\n  {...},\n  {...}\n]"
-            text = adapter.dump_json(self.cases[start : start + JSON_BLOCK], indent=2).decode()
+            text = adapter.dump_json(self.cases[start : start + JSON_BLOCK], indent=2)
             # no raw newline can stand inside a JSON string, so each one is indentation
-            body = "  " + text[2:-2].replace("\n", "\n  ")
-            yield body if start == 0 else ",\n" + body
-        yield "\n  ]\n}\n"
+            body = b"  " + text[2:-2].replace(b"\n", b"\n  ")
+            yield body if start == 0 else b",\n" + body
+        yield b"\n  ]\n}\n"
 
     def save(self, path: Path, what: str = "results") -> None:
         """Write the run atomically. The new file is read back with the loader that
