@@ -38,3 +38,18 @@ def test_assigning_a_field_already_given_keeps_the_shared_set():
     a.score = 0.75
     assert a.model_fields_set is b.model_fields_set
     assert (a.score, b.score) == (0.75, 0.25)
+
+
+def test_instances_assigned_the_same_new_field_share_a_set_again():
+    """A cause given to 85,000 failing cases must not cost a set each."""
+    from ragrail.results import ArticleScores
+
+    a, b, c = ArticleScores(), ArticleScores(), ArticleScores()
+    a.recall_at_k = 0.5
+    b.recall_at_k = 0.25
+    assert a.model_fields_set is b.model_fields_set
+    assert a.model_fields_set == {"recall_at_k"}
+    assert c.model_fields_set == set() and ArticleScores().model_fields_set == set()
+    a.ndcg_at_k = 0.1
+    assert a.model_fields_set == {"recall_at_k", "ndcg_at_k"}
+    assert b.model_fields_set == {"recall_at_k"}
