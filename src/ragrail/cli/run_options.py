@@ -223,7 +223,12 @@ def run_options(func: Any) -> Any:
             metavar="N",
             help="After the run, answer each failing question N more times and print the answers.",
         ),
-        click.option("--no-cache", is_flag=True, help="Call the model even for cached prompts."),
+        click.option(
+            "--no-cache",
+            is_flag=True,
+            help="Call the model even for cached prompts, and encode every chunk again with "
+            "the dense retriever (neither cache is read or written).",
+        ),
         click.option(
             "--dry-run",
             is_flag=True,
