@@ -16,15 +16,12 @@ import json
 import re
 import sqlite3
 import time
-import warnings
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragrail.errors import InputError, SystemFailure
-from ragrail.fileio import set_aside
-from ragrail.store import statedb
+from ragrail.errors import SystemFailure
+from ragrail.store.cachefile import CacheFile
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -77,78 +74,18 @@ class CacheUnavailable(SystemFailure):
     """The cache file cannot be opened or written (exit 3 where the cache is the point)."""
 
 
-class ResponseCache:
-    """The reply cache at ``path``.
+class ResponseCache(CacheFile):
+    """The reply cache at ``path``: one warning and no cache when it cannot be used, an
+    error with ``required=True`` (see :class:`~ragrail.store.cachefile.CacheFile`)."""
 
-    A cache that cannot be used (a read-only checkout, an unwritable state
-    folder, a lock held too long, a full disk, a file from a newer ragrail)
-    costs one warning and the run goes on without it: every lookup misses and
-    nothing is stored. ``required=True`` (the ``cache`` commands) raises
-    instead: CacheUnavailable, or InputError for a newer ragrail's file. Only a
-    damaged file is moved aside.
-    """
-
-    _db: sqlite3.Connection | None = None  # None: the cache is off (see ``disabled``)
+    label = "response cache"
+    table = "responses"
+    migrations = MIGRATIONS
+    unavailable = CacheUnavailable
 
     def __init__(self, path: Path, required: bool = False) -> None:
-        self.path = path
         self.stats = CacheStats()
-        self.required = required
-        self.disabled: str | None = None  # why the cache is off, once it is
-        self._db = self._open()
-
-    def _open(self) -> sqlite3.Connection | None:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            return self._connect()
-        except OSError as exc:
-            return self._disable(f"cannot create its folder ({exc.strerror or exc})")
-        except statedb.NewerSchema as exc:
-            why = f"written by a newer ragrail ({exc})" if exc.newer else f"edited by hand ({exc})"
-            return self._disable(why, newer=True)
-        except sqlite3.Error as exc:
-            if not statedb.is_corruption(exc):
-                # locked, read-only or full: the file is valid, keep it
-                return self._disable(exc)
-            damage = exc
-        try:
-            if statedb.still_corrupt(self.path):
-                with suppress(FileNotFoundError):  # another process moved it first
-                    set_aside(self.path, "response cache", damage)
-            return self._connect()
-        except (OSError, sqlite3.Error) as exc:
-            return self._disable(exc)
-
-    def _connect(self) -> sqlite3.Connection:
-        db = statedb.connect(self.path, check_same_thread=False)
-        try:
-            # WAL with synchronous=NORMAL: each reply is still committed as it
-            # arrives, without an fsync per row stalling the event loop.
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            statedb.migrate(db, MIGRATIONS)
-        except BaseException:
-            db.close()
-            raise
-        return db
-
-    def _disable(self, reason: object, newer: bool = False) -> None:
-        """Turn the cache off for this run with one warning (or raise, when required)."""
-        if self.required:
-            if newer:
-                fix = "upgrade ragrail" if "newer" in str(reason) else "remove it (it is rebuilt)"
-                raise InputError(f"the response cache was {reason}: {fix}", str(self.path))
-            raise CacheUnavailable(f"cannot use the response cache {self.path}: {reason}")
-        if self.disabled is None:
-            warnings.warn(
-                f"cannot use the response cache {self.path} ({reason}); going on without it",
-                stacklevel=4,
-            )
-        self.disabled = str(reason)
-        if self._db is not None:
-            self._db.close()
-        self._db = None
-        return None
+        super().__init__(path, required)
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The cached reply for ``key``, or None (a miss): a row that is not a reply this
@@ -185,34 +122,11 @@ class ResponseCache:
             return
         self.stats.writes += 1
 
-    def _query(self, sql: str) -> list[tuple]:
-        """Run one statement for the ``cache`` commands: a failure is CacheUnavailable."""
-        if self._db is None:
-            raise CacheUnavailable(f"cannot use the response cache {self.path}: {self.disabled}")
-        try:
-            return self._db.execute(sql).fetchall()
-        except sqlite3.Error as exc:
-            raise CacheUnavailable(f"cannot use the response cache {self.path}: {exc}") from None
-
-    def count(self) -> int:
-        return int(self._query("SELECT count(*) FROM responses")[0][0])
-
     def by_model(self) -> list[tuple[str, str, int]]:
         rows = self._query(
             "SELECT provider, model, count(*) FROM responses GROUP BY provider, model ORDER BY 1, 2"
         )
         return [(str(p), str(m), int(n)) for p, m, n in rows]
-
-    def clear(self) -> int:
-        n = self.count()
-        self._query("DELETE FROM responses")
-        self._query("VACUUM")
-        return n
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
 
 
 MAX_TOKENS = 2**53  # as a reply's usage: a larger count is not one

@@ -40,16 +40,15 @@ import hashlib
 import json
 import sqlite3
 import sys
-import warnings
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragrail.errors import InputError, SystemFailure
-from ragrail.fileio import set_aside
 from ragrail.store import statedb
+from ragrail.store.cachefile import CacheFile
 
 CACHE_NAME = "embeddings.sqlite"
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -141,72 +140,17 @@ class EmbeddingCacheUnavailable(SystemFailure):
     """The cache file cannot be opened or read (exit 3 where the cache is the point)."""
 
 
-class EmbeddingCache:
+class EmbeddingCache(CacheFile):
     """The vectors at ``path`` (None: no cache, every lookup misses, nothing is kept).
 
     ``required=True`` (the ``cache`` commands) raises instead of warning: an
     InputError for a newer ragrail's file, EmbeddingCacheUnavailable otherwise.
     """
 
-    _db: sqlite3.Connection | None = None
-
-    def __init__(self, path: Path | None, required: bool = False) -> None:
-        self.path = path
-        self.required = required
-        self.disabled: str | None = None if path is not None else "off"
-        if path is not None:
-            self._db = self._open(path)
-
-    def _open(self, path: Path) -> sqlite3.Connection | None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            return self._connect(path)
-        except OSError as exc:
-            return self._disable(f"cannot create its folder ({exc.strerror or exc})")
-        except statedb.NewerSchema as exc:
-            why = f"written by a newer ragrail ({exc})" if exc.newer else f"edited by hand ({exc})"
-            return self._disable(why, newer=True)
-        except sqlite3.Error as exc:
-            if not statedb.is_corruption(exc):
-                return self._disable(exc)  # locked, read-only or full: the file is valid
-            damage = exc
-        try:
-            if statedb.still_corrupt(path):
-                with suppress(FileNotFoundError):  # another process moved it first
-                    set_aside(path, "embeddings cache", damage)
-            return self._connect(path)
-        except (OSError, sqlite3.Error, statedb.NewerSchema) as exc:
-            return self._disable(exc)
-
-    @staticmethod
-    def _connect(path: Path) -> sqlite3.Connection:
-        db = statedb.connect(path, check_same_thread=False)  # used in turn, never at once
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            statedb.migrate(db, MIGRATIONS)
-        except BaseException:
-            db.close()
-            raise
-        return db
-
-    def _disable(self, reason: object, newer: bool = False) -> None:
-        """Turn the cache off for this run with one warning (or raise, when required)."""
-        if self.required:
-            if newer:
-                fix = "upgrade ragrail" if "newer" in str(reason) else "remove it (it is rebuilt)"
-                raise InputError(f"the embeddings cache was {reason}: {fix}", str(self.path))
-            raise EmbeddingCacheUnavailable(
-                f"cannot use the embeddings cache {self.path}: {reason}"
-            )
-        if self.disabled is None:
-            warnings.warn(
-                f"cannot use the embeddings cache {self.path} ({reason}); going on without it",
-                stacklevel=4,
-            )
-        self.disabled = str(reason)
-        self.close()
-        return None
+    label = "embeddings cache"
+    table = "embeddings"
+    migrations = MIGRATIONS
+    unavailable = EmbeddingCacheUnavailable
 
     def get(self, model: str, kind: str, shas: Sequence[str], dim: int) -> dict[str, Any]:
         """The cached vectors among ``shas`` (sha -> float32 array of ``dim``). A row that
@@ -257,39 +201,12 @@ class EmbeddingCache:
             # a full disk or a lock held too long: the vectors are still used, just not kept
             self._disable(exc)
 
-    def _query(self, sql: str) -> list[tuple]:
-        """One statement for the ``cache`` commands: a failure is EmbeddingCacheUnavailable."""
-        if self._db is None:
-            raise EmbeddingCacheUnavailable(
-                f"cannot use the embeddings cache {self.path}: {self.disabled}"
-            )
-        try:
-            return self._db.execute(sql).fetchall()
-        except sqlite3.Error as exc:
-            raise EmbeddingCacheUnavailable(
-                f"cannot use the embeddings cache {self.path}: {exc}"
-            ) from None
-
-    def count(self) -> int:
-        return int(self._query("SELECT count(*) FROM embeddings")[0][0])
-
     def by_model(self) -> list[tuple[str, str, int]]:
         """(model, kind, vectors) per model and kind."""
         rows = self._query(
             "SELECT model, kind, count(*) FROM embeddings GROUP BY model, kind ORDER BY 1, 2"
         )
         return [(str(m), str(k), int(n)) for m, k, n in rows]
-
-    def clear(self) -> int:
-        n = self.count()
-        self._query("DELETE FROM embeddings")
-        self._query("VACUUM")
-        return n
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
 
 
 @dataclass
