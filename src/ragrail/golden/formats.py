@@ -104,10 +104,13 @@ def _yaml_loader() -> type:
     return UniqueKeyLoader
 
 
-def _yaml_items(text: str, path: Path) -> list[tuple[Any, int]]:
+def yaml_document(text: str, path: Path, loader_class: type | None = None) -> tuple[Any, Any]:
+    """The one YAML document in ``text``, with its root node (for the line numbers of
+    its items), read by ``loader_class`` (default: the unique-key loader); every problem
+    is an InputError naming ``path`` and, where the parser knows it, line and column."""
     import yaml
 
-    loader = _yaml_loader()(text)
+    loader = (loader_class or _yaml_loader())(text)
     try:
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
@@ -122,6 +125,13 @@ def _yaml_items(text: str, path: Path) -> list[tuple[Any, int]]:
         raise InputError("invalid YAML: nested too deeply", str(path)) from None
     finally:
         loader.dispose()
+    return data, root
+
+
+def _yaml_items(text: str, path: Path) -> list[tuple[Any, int]]:
+    import yaml
+
+    data, root = yaml_document(text, path)
     if isinstance(data, dict) and "cases" in data and isinstance(root, yaml.MappingNode):
         data = data["cases"]
         root = next(v for k, v in root.value if k.value == "cases")

@@ -33,6 +33,7 @@ from typing import Any
 
 from ragrail.errors import InputError
 from ragrail.fileio import BOM, json_array_items, parse_json, read_text
+from ragrail.golden.formats import yaml_document
 from ragrail.interop.rows import RawCase, RawContext, RawImport, as_text_list, csv_items, one_of
 
 QUESTION_VARS = ("question", "query", "input", "prompt", "user_input", "q")
@@ -128,18 +129,7 @@ def _yaml(path: Path) -> Any:
     import yaml
 
     text = read_text(path, "promptfoo file").removeprefix(BOM)
-    loader = yaml.SafeLoader(text)
-    try:
-        root = loader.get_single_node()
-        data = loader.construct_document(root) if root is not None else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise InputError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", where) from None
-    except RecursionError:
-        raise InputError("invalid YAML: nested too deeply", str(path)) from None
-    finally:
-        loader.dispose()
+    data, root = yaml_document(text, path, yaml.SafeLoader)
     data = _checked_top(data, path)
     seq = root
     if isinstance(data, dict) and isinstance(root, yaml.MappingNode):
