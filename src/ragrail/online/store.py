@@ -1,0 +1,206 @@
+"""The production-log database, ``.ragrail/logs.sqlite``: conversations after redaction,
+their label-free flags, and the golden cases that came from them.
+
+Unlike the reply cache, this file is data nobody can regenerate once the source exports
+are gone: a damaged or newer file is refused (exit 2 or 3), never moved aside.
+Conversations are keyed by id, so ingesting the same export twice adds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from ragrail.errors import InputError, SystemFailure
+from ragrail.online.record import Context, Conversation, Turn
+from ragrail.store import statedb
+
+FILE_NAME = "logs.sqlite"
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE conversations (
+        id TEXT PRIMARY KEY,
+        at REAL NOT NULL,
+        version TEXT NOT NULL,
+        user TEXT,
+        question TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        contexts TEXT NOT NULL,
+        turns TEXT NOT NULL,
+        thumbs INTEGER,
+        escalated INTEGER,
+        resolved INTEGER,
+        latency_ms REAL,
+        tokens_in INTEGER,
+        tokens_out INTEGER,
+        cost REAL,
+        flags TEXT NOT NULL DEFAULT ''
+    ) WITHOUT ROWID;
+    CREATE INDEX conversations_version_at ON conversations (version, at);
+    CREATE TABLE golden_from_log (
+        case_id TEXT PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        golden TEXT NOT NULL,
+        added_at REAL NOT NULL
+    );
+    """,
+)
+
+_COLUMNS = (
+    "id, at, version, user, question, answer, contexts, turns, thumbs, escalated, "
+    "resolved, latency_ms, tokens_in, tokens_out, cost, flags"
+)
+_INSERT = f"INSERT OR IGNORE INTO conversations ({_COLUMNS}) VALUES ({', '.join('?' * 16)})"
+
+
+def _bool(value: bool | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def to_row(c: Conversation) -> tuple[object, ...]:
+    """The row a conversation is stored as (contexts and turns as compact JSON)."""
+    contexts = json.dumps(
+        [[x.id, x.source, x.text] for x in c.contexts], ensure_ascii=False, separators=(",", ":")
+    )
+    turns = json.dumps(
+        [[t.question, t.at] for t in c.turns], ensure_ascii=False, separators=(",", ":")
+    )
+    return (
+        c.id, c.at, c.version, c.user, c.question, c.answer, contexts, turns, c.thumbs,
+        _bool(c.escalated), _bool(c.resolved), c.latency_ms, c.tokens_in, c.tokens_out,
+        c.cost, ",".join(c.flags),
+    )  # fmt: skip
+
+
+def from_row(r: tuple) -> Conversation:
+    def flag(value: int | None) -> bool | None:
+        return None if value is None else bool(value)
+
+    return Conversation(
+        id=r[0], at=r[1], version=r[2], user=r[3], question=r[4], answer=r[5],
+        contexts=tuple(Context(*x) for x in json.loads(r[6])),
+        turns=tuple(Turn(*t) for t in json.loads(r[7])),
+        thumbs=r[8], escalated=flag(r[9]), resolved=flag(r[10]), latency_ms=r[11],
+        tokens_in=r[12], tokens_out=r[13], cost=r[14],
+        flags=tuple(f for f in r[15].split(",") if f),
+    )  # fmt: skip
+
+
+class LogStore:
+    """Open (creating and migrating as needed) the log database at ``path``."""
+
+    def __init__(self, path: Path, create: bool = True) -> None:
+        self.path = path
+        if not create and not path.is_file():
+            raise InputError(
+                "no production logs yet: run `ragrail logs ingest FILE` first", str(path)
+            )
+        try:
+            if create:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = statedb.connect(path)
+        except (OSError, sqlite3.Error) as exc:
+            raise self._failure(exc) from None
+        try:
+            # DELETE journal: no -wal file lingers beside the database with old pages in it
+            self.db.execute("PRAGMA journal_mode = DELETE")
+            statedb.migrate(self.db, MIGRATIONS)
+        except statedb.NewerSchema as exc:
+            self.db.close()
+            raise InputError(f"cannot read this log database: {exc}", str(path)) from None
+        except sqlite3.Error as exc:
+            self.db.close()
+            raise self._failure(exc) from None
+
+    def _failure(self, exc: BaseException) -> Exception:
+        if isinstance(exc, sqlite3.Error) and statedb.is_corruption(exc):
+            return InputError(f"not a readable log database ({exc})", str(self.path))
+        return SystemFailure(f"log database {self.path}: {exc}")
+
+    def add(self, conversations: Iterable[Conversation]) -> int:
+        """Insert in one transaction; conversations already stored (by id) are skipped.
+        Returns how many were new."""
+        rows = [to_row(c) for c in conversations]
+        try:
+            with statedb.write_transaction(self.db):
+                before = self.db.total_changes
+                self.db.executemany(_INSERT, rows)
+                return self.db.total_changes - before
+        except sqlite3.Error as exc:
+            raise self._failure(exc) from None
+
+    def _rows(self, sql: str, params: tuple[object, ...] = ()) -> Iterator[tuple]:
+        try:
+            yield from self.db.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise self._failure(exc) from None
+
+    def conversations(self, version: str | None = None) -> Iterator[Conversation]:
+        """Every stored conversation (of one version), oldest first, streamed."""
+        where, params = ("WHERE version = ?", (version,)) if version is not None else ("", ())
+        for row in self._rows(
+            f"SELECT {_COLUMNS} FROM conversations {where} ORDER BY at, id", params
+        ):
+            yield from_row(row)
+
+    def get(self, conversation_id: str) -> Conversation | None:
+        for row in self._rows(
+            f"SELECT {_COLUMNS} FROM conversations WHERE id = ?", (conversation_id,)
+        ):
+            return from_row(row)
+        return None
+
+    def count(self) -> int:
+        return int(next(self._rows("SELECT count(*) FROM conversations"))[0])
+
+    def versions(self) -> list[str]:
+        return [
+            r[0] for r in self._rows("SELECT DISTINCT version FROM conversations ORDER BY version")
+        ]
+
+    def set_flags(self, flags: dict[str, tuple[str, ...]]) -> None:
+        """Replace the flags of the given conversations (id -> flags), in one transaction."""
+        try:
+            with statedb.write_transaction(self.db):
+                self.db.executemany(
+                    "UPDATE conversations SET flags = ? WHERE id = ?",
+                    [(",".join(f), cid) for cid, f in flags.items()],
+                )
+        except sqlite3.Error as exc:
+            raise self._failure(exc) from None
+
+    def record_golden(self, case_id: str, conversation_id: str, golden: str, at: float) -> None:
+        """Remember that a golden case came from a logged conversation (``lint`` warns if
+        that case later disappears from the golden set)."""
+        try:
+            with statedb.write_transaction(self.db):
+                self.db.execute(
+                    "INSERT OR REPLACE INTO golden_from_log VALUES (?, ?, ?, ?)",
+                    (case_id, conversation_id, golden, at),
+                )
+        except sqlite3.Error as exc:
+            raise self._failure(exc) from None
+
+    def golden_from_log(self) -> list[tuple[str, str, str, float]]:
+        """(case id, conversation id, golden file, when added) for every case made from a log."""
+        return list(
+            self._rows(
+                "SELECT case_id, conversation_id, golden, added_at FROM golden_from_log ORDER BY added_at"
+            )
+        )
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> LogStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def log_path(state_dir: Path) -> Path:
+    return state_dir / FILE_NAME
