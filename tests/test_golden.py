@@ -127,3 +127,28 @@ def test_lint_cli(cli, kitebase, tmp_path):
     r = cli("lint", cwd=dest)
     assert r.code == 1
     assert "case 'lost-phone'" in r.err and '"backup kodes"' in r.err
+
+
+def test_lint_warns_when_a_case_from_production_left_this_golden_set(tmp_path):
+    from ragrail.golden.lint import lint_from_log
+
+    path = tmp_path / "golden.json"
+    path.write_text(json.dumps([{"id": "kept", "question": "Still here?"}]))
+    gold = load_golden(path)
+    other = tmp_path / "other.json"
+    other.write_text("[]")
+    rows = [
+        ("kept", "c1", str(path), 1_714_550_400.0),
+        ("gone", "c2", str(path), 1_714_550_400.0),
+        ("elsewhere", "c3", str(other), 1_714_550_400.0),  # another golden set's case
+        ("moved", "c4", str(tmp_path / "old-name.json"), 1_714_636_800.0),  # its file is gone
+    ]
+    problems = lint_from_log(gold, rows, str(path))
+    assert [p.case_id for p in problems] == ["gone", "moved"]
+    assert all(p.warning for p in problems)
+    assert str(problems[0]) == (
+        f"{path}: warning: case 'gone': came from production conversation 'c2' (added "
+        "2024-05-01) and is no longer in golden.json: production failures are never removed "
+        "silently (add it back, or keep it out on purpose and say why)"
+    )
+    assert "(added 2024-05-02)" in str(problems[1])

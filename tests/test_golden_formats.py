@@ -416,3 +416,47 @@ def test_a_bad_golden_set_is_exit_2_through_the_cli_and_changes_nothing(
     assert lines[0].startswith("ragrail: error: ")
     assert str(project / where) in lines[0]
     assert hashlib.sha256((project / "baseline.json").read_bytes()).hexdigest() == before
+
+
+PROVENANCE = {
+    "from": "production",
+    "conversation": "c,42",
+    "date": "2024-05-01T08:00:00Z",
+    "version": "v2",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("g.json", '[{"id": "a", "question": "q?"}]\n'),
+        ("g.jsonl", '{"id": "a", "question": "q?"}\n'),
+        ("g.yaml", "cases:\n  - id: a\n    question: q?\n"),
+        ("g.csv", "id,question,sources,facts,tags,provenance\na,q?\n"),
+    ],
+)
+def test_provenance_is_written_and_read_back_in_every_format(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    case = Case(id="b", question="Other?", sources=["reset"], provenance=PROVENANCE)
+    add_case(path, case)
+    assert load_golden(path).cases == [Case(id="a", question="q?"), case]
+
+
+def test_a_csv_without_a_provenance_column_is_refused_unchanged(tmp_path):
+    path = tmp_path / "g.csv"
+    path.write_text("id,question\na,q?\n")
+    with pytest.raises(InputError, match="provenance"):
+        add_case(path, Case(id="b", question="Other?", provenance=PROVENANCE))
+    assert path.read_text() == "id,question\na,q?\n"
+
+
+@pytest.mark.parametrize(
+    ("cell", "says"),
+    [('"{not json"', "g.csv:2"), ('"[1, 2]"', "provenance"), ('"{""from"": 1}"', "provenance")],
+)
+def test_a_bad_provenance_cell_names_the_line(tmp_path, cell, says):
+    path = tmp_path / "g.csv"
+    path.write_text(f"id,question,provenance\na,q?,{cell}\n")
+    with pytest.raises(InputError, match=says):
+        load_golden(path)

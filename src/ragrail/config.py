@@ -25,6 +25,7 @@ from ragrail.errors import InputError
 from ragrail.fileio import read_text
 from ragrail.judge.config import JudgeConfig
 from ragrail.scoring.answers import DEFAULT_ABSTAIN_PHRASES
+from ragrail.scoring.behaviour import DEFAULT_ESCALATE_PHRASES, DEFAULT_REFUSE_PHRASES
 from ragrail.scoring.checks import CheckSpec, error_field, resolve_functions
 from ragrail.system.adapters import DEFAULT_TIMEOUT
 from ragrail.system.defaults import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
@@ -106,6 +107,9 @@ class SystemConfig(BaseModel):
     context_source_field: str = "source"
     context_text_field: str = "text"
     context_score_field: str = "score"
+    # http: dotted path to the reply's own true/false "I handed this to a person"; absent
+    # in a reply: not said. "" reads no such field.
+    escalated_field: str = "escalated"
     # Seconds per question: a request (http), or one call of the function (python),
     # after which the question is an ERROR and the run moves on.
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
@@ -150,8 +154,12 @@ class ScoringConfig(BaseModel):
     # Phrases an abstention opens with ("...X": ends its first sentence with X); they
     # replace the defaults (English, German, French, Spanish, Hindi, Japanese).
     abstain_phrases: list[str] = Field(default_factory=lambda: list(DEFAULT_ABSTAIN_PHRASES))
+    # The same for refusals ("I can't help with that") and escalations ("I've escalated
+    # this to our support team"); see ragrail.scoring.behaviour.
+    refuse_phrases: list[str] = Field(default_factory=lambda: list(DEFAULT_REFUSE_PHRASES))
+    escalate_phrases: list[str] = Field(default_factory=lambda: list(DEFAULT_ESCALATE_PHRASES))
 
-    @field_validator("abstain_phrases")
+    @field_validator("abstain_phrases", "refuse_phrases", "escalate_phrases")
     @classmethod
     def _phrases_not_blank(cls, value: list[str]) -> list[str]:
         from ragrail.scoring.matching import normalise
@@ -166,6 +174,70 @@ class ReportConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     metrics: bool = False  # print the per-question metrics table
+
+
+class LogsConfig(BaseModel):
+    """``[logs]``: where each field of a production-log row is (``ragrail logs ingest``).
+
+    Each field is a dotted path into a JSON Lines row (``meta.user.id``, ``contexts.0.text``)
+    or, in a CSV file, a column name (whose cells for contexts and turns hold JSON text).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["auto", "jsonl", "csv"] = "auto"  # auto: by extension (.jsonl/.ndjson, .csv)
+    id: str = "id"
+    timestamp: str = "timestamp"
+    timestamp_unit: Literal["s", "ms"] = "s"  # numeric timestamps; ISO 8601 strings read as such
+    version: str = "version"
+    user: str = "user"
+    question: str = "question"
+    answer: str = "answer"
+    contexts: str = "contexts"
+    context_id: str = "id"  # inside each context object
+    context_source: str = "source"
+    context_text: str = "text"
+    thumbs: str = "thumbs"
+    escalated: str = "escalated"
+    resolved: str = "resolved"
+    latency_ms: str = "latency_ms"
+    tokens_in: str = "tokens_in"
+    tokens_out: str = "tokens_out"
+    cost: str = "cost"
+    turns: str = "turns"  # follow-up questions, each an object or a string
+    turn_question: str = "question"  # inside each turn object
+    turn_timestamp: str = "timestamp"
+    # Regular expressions for more personal data to redact ("[redacted]") before storing
+    redact: list[str] = Field(default_factory=list)
+    # A re-ask: the same user asking a close paraphrase within this many minutes
+    reask_minutes: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    reask_similarity: float = Field(default=0.5, gt=0, le=1, allow_inf_nan=False)
+    period: Literal["week", "day"] = "week"  # the signals' time buckets
+
+    @field_validator(
+        "id", "timestamp", "version", "user", "question", "answer", "contexts", "context_id",
+        "context_source", "context_text", "thumbs", "escalated", "resolved", "latency_ms",
+        "tokens_in", "tokens_out", "cost", "turns", "turn_question", "turn_timestamp",
+    )  # fmt: skip
+    @classmethod
+    def _path_not_blank(cls, value: str) -> str:
+        if not value or any(not part for part in value.split(".")):
+            raise ValueError(f"{value!r} is not a field path (dotted names, none empty)")
+        return value
+
+    @field_validator("redact")
+    @classmethod
+    def _patterns_compile(cls, value: list[str]) -> list[str]:
+        import re
+
+        for pattern in value:
+            try:
+                compiled = re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a regular expression ({exc})") from None
+            if compiled.search("") is not None:  # would "redact" between every character
+                raise ValueError(f"{pattern!r} matches the empty string")
+        return value
 
 
 class ProjectConfig(BaseModel):
@@ -186,6 +258,7 @@ class ProjectConfig(BaseModel):
     report: ReportConfig = Field(default_factory=ReportConfig)
     checks: list[CheckSpec] = Field(default_factory=list)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    logs: LogsConfig = Field(default_factory=LogsConfig)
 
 
 class Project(BaseModel):

@@ -4,6 +4,8 @@ Causes, in the order they are tried (the first that applies is the cause):
 
 - ``error``: the system or model call failed;
 - ``should have said it doesn't know``: an uncovered question got an answer;
+- ``wrong behaviour``: a reply that should refuse or escalate did not, or one that
+  should answer refused or escalated (``ragrail.scoring.behaviour``);
 - ``fact split across chunks``: the fact's own text is cut between two chunks of a
   source article, so no chunk contains it;
 - ``fact's sentence split from its context``: the fact is whole in one chunk, but
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from ragrail.golden import Case
 from ragrail.results import CaseResult, MissedFact
+from ragrail.scoring.behaviour import expected_of
 from ragrail.scoring.matching import find, find_all, normalise
 from ragrail.system.corpus import Chunk
 
@@ -41,6 +44,7 @@ SPLIT_SENTENCE = "fact's sentence split from its context"
 CAUSES = (
     "error",
     "should have said it doesn't know",
+    "wrong behaviour",
     SPLIT_FACT,
     SPLIT_SENTENCE,
     "retrieval miss",
@@ -222,6 +226,10 @@ def describe_missed(m: MissedFact, min_score: float) -> str:
     return f'"{m.fact}" is in no document'
 
 
+# an answer case's first problem when its reply refused or escalated
+_MISBEHAVED = (["escalated instead of answering"], ["refused instead of answering"])
+
+
 def assign_cause(
     result: CaseResult,
     min_score: float = 0.0,
@@ -236,7 +244,11 @@ def assign_cause(
     if result.errored:
         result.cause, result.cause_detail = "error", None
         return
-    if not result.sources:
+    expected = expected_of(result.sources, result.expect)
+    if expected in ("refuse", "escalate") or result.problems[:1] in _MISBEHAVED:
+        result.cause, result.cause_detail = "wrong behaviour", "; ".join(result.problems)
+        return
+    if expected == "abstain":
         result.cause, result.cause_detail = "should have said it doesn't know", None
         return
     missing = [f for f in result.facts if f'missing "{f}"' in result.problems]

@@ -39,6 +39,7 @@ Rate = Annotated[float, Field(ge=0.0, le=1.0)]  # a share: recall, precision, a 
 # 2**53: the largest count a JSON reader keeps exact; a hand-edited 10**400 is refused
 # (exit 2) instead of overflowing the statistics that read it
 Count = Annotated[int, Field(ge=0, le=2**53)]
+Expect = Literal["answer", "abstain", "refuse", "escalate"]  # see ragrail.scoring.behaviour
 
 
 class RetrievedChunk(_Model):
@@ -76,6 +77,7 @@ class Trace(_Model):
     prompt: str | None = None
     prompt_tokens: Count | None = None
     answer: str | None = None
+    escalated: bool | None = Field(default=None, exclude_if=lambda e: e is None)  # it said so
     error: str | None = None
     latency_ms: float = Field(default=0.0, ge=0.0)
     usage: CallUsage | None = None
@@ -111,9 +113,9 @@ class MissedFact(_Model):
     """Where a fact that retrieval missed actually is."""
 
     fact: FactField
-    # cut: the fact's text is split between two chunks; sentence_split: it is whole
-    # in chunks[0], but its sentence runs on into chunks[1]; across_sections: it runs
-    # from one section chunk into the next
+    # cut: the fact's text is split between two chunks; sentence_split: it is whole in
+    # chunks[0], but its sentence runs on into chunks[1]; across_sections: it runs from one
+    # section chunk into the next
     where: Literal[
         "cut",
         "sentence_split",
@@ -164,6 +166,7 @@ class CaseResult(_Model):
     # saved run reads back the same facts; each is a str, its label, in problems and reports.
     facts: list[FactField]
     tags: list[str] = Field(default_factory=list)
+    expect: Expect | None = Field(default=None, exclude_if=lambda e: e is None)
     facts_retrieved: list[FactField] = Field(default_factory=list)
     retrieval_hit: bool | None = None
     retrieval_recall: Rate | None = None
@@ -188,10 +191,8 @@ class CaseResult(_Model):
     @model_validator(mode="after")
     def _passes_within_runs(self) -> CaseResult:
         if self.answer_passes > self.answer_runs:
-            raise ValueError(
-                f"answer_passes ({self.answer_passes}) is more than answer_runs "
-                f"({self.answer_runs})"
-            )
+            passes, runs = self.answer_passes, self.answer_runs
+            raise ValueError(f"answer_passes ({passes}) is more than answer_runs ({runs})")
         return self
 
     @property
@@ -233,14 +234,19 @@ class RunConfig(_Model):
 
 
 class Stat(_Model):
-    """A total with its n and 95% interval: Wilson's for rates (with repeats, over the
-    effective number of questions); for means a bootstrap up to 5,000 values and the normal
-    interval above, widened to Wilson's near 0 and 1. ``ragrail.stats`` has the formulas."""
+    """A total, its n and 95% interval (``ragrail.stats``): Wilson's for rates (with repeats,
+    over the effective number of questions); for means a bootstrap up to 5,000 values and
+    the normal interval above, widened to Wilson's near 0 and 1."""
 
     value: float | None
     low: float | None = None
     high: float | None = None
     n: Count = 0
+
+
+class Expected(_Model):  # Totals.expected: per behaviour, when refuse or escalate is used
+    n: Count
+    passed: Count
 
 
 class Totals(_Model):
@@ -258,6 +264,7 @@ class Totals(_Model):
     prompt_tokens_mean: float | None = Field(ge=0.0)
     stats: dict[str, Stat] = Field(default_factory=dict)
     causes: dict[str, Count] = Field(default_factory=dict)
+    expected: dict[str, Expected] = Field(default_factory=dict, exclude_if=lambda e: not e)
 
     @model_validator(mode="after")
     def _passed_within_answers(self) -> Totals:
@@ -301,17 +308,15 @@ class RunResult(_Model):
         return self.model_dump_json(indent=2) + "\n"
 
     def to_pandas(self) -> pd.DataFrame:
-        """One row per question, indexed by case id: its verdicts, scores, cause, answer
-        and retrieved chunk ids (see :mod:`ragrail.frames`). Needs pandas (``pip install
-        pandas``, or the ``ragrail[pandas]`` extra)."""
+        """One row per question, indexed by case id (see :mod:`ragrail.frames`). Needs
+        pandas (``pip install pandas``, or the ``ragrail[pandas]`` extra)."""
         from ragrail.frames import run_frame
 
         return run_frame(self)
 
     def json_pieces(self) -> Iterator[bytes]:
-        """:meth:`to_json`'s text, UTF-8, in pieces of a thousand cases: the same bytes,
-        without the whole document (hundreds of MB for 100,000 questions) in memory at
-        once, and never decoded to be encoded again."""
+        """:meth:`to_json`'s UTF-8 bytes in pieces of a thousand cases: never the whole
+        document (hundreds of MB for 100,000 questions) in memory, never decoded again."""
         if not self.cases:
             yield self.to_json().encode()
             return
@@ -328,15 +333,13 @@ class RunResult(_Model):
         yield b"\n  ]\n}\n"
 
     def save(self, path: Path, what: str = "results") -> None:
-        """Write the run atomically. The new file is read back with the loader that
-        will read it next time (parsed and validated) before it replaces the old
-        one: a run that could not be loaded again is never saved over a good one.
-
-        Past READ_BACK_UP_TO questions the full read-back would take longer than
-        scoring them (0.3 s per 2,000 questions, seconds per 10,000), so the write is checked for what could stop it
-        loading once every model was validated when it was built: a NaN or infinity
-        assigned since (the full read-back runs when the text could hold one), and a
-        case id given twice."""
+        """Write the run atomically. The new file is read back with the loader that will read
+        it next time (parsed and validated) before it replaces the old one: a run that could
+        not be loaded again is never saved over a good one. Past READ_BACK_UP_TO questions
+        the full read-back would take longer than scoring them (0.3 s per 2,000 questions),
+        so the write is checked for what could stop it loading once every model was
+        validated when it was built: a NaN or infinity assigned since (read back in full
+        when the text could hold one), a case id given twice."""
 
         def read_back(written: Path) -> None:
             try:
@@ -377,12 +380,10 @@ def _cases_adapter() -> TypeAdapter[list[CaseResult]]:
 
 
 def load_run(path: Path, what: str = "baseline") -> RunResult:
-    """Load a saved run (a baseline or ``--json`` output), validating its schema.
-
-    Every problem is an InputError naming the file and the field: broken JSON,
-    a NaN or infinite number, a value out of its range (a recall of 1.5, a
-    negative count, more passes than answers), a case id given twice.
-    """
+    """Load a saved run (a baseline or ``--json`` output), validating its schema. Every
+    problem is an InputError naming the file and the field: broken JSON, a NaN or infinite
+    number, a value out of its range (a recall of 1.5, a negative count, more passes than
+    answers), a case id given twice."""
     return parse_run(load_json(path, what), path, what)
 
 

@@ -11,6 +11,7 @@ from ragrail.golden import Case, GoldenSet
 from ragrail.results import (
     ArticleScores,
     CaseResult,
+    Expected,
     RunConfig,
     RunResult,
     Stat,
@@ -18,6 +19,7 @@ from ragrail.results import (
     Trace,
     Usage,
 )
+from ragrail.scoring.behaviour import expectation_counts
 from ragrail.scoring.case import ScoringOptions, answer_problems, score_case
 from ragrail.stats import Interval, clustered_rate, mean_intervals, wilson
 
@@ -41,7 +43,8 @@ def compute_totals(cases: Sequence[CaseResult]) -> Totals:
     so the rate is the run's, never a rate over the survivors. ``n_errors`` counts
     the questions with a failed call. Prompt tokens = mean over cases that built
     a prompt. Each metric in ``stats`` averages only the cases where it is
-    defined, and says how many (n), with a 95% interval.
+    defined, and says how many (n), with a 95% interval. ``expected``: questions and
+    passes per expected behaviour, when some question expects refuse or escalate.
     """
     from ragrail.diagnose import CAUSES
 
@@ -76,6 +79,10 @@ def compute_totals(cases: Sequence[CaseResult]) -> Totals:
         prompt_tokens_mean=_mean([float(t) for t in tokens]),
         stats=stats,
         causes={k: v for k, v in counts.items() if v},
+        expected={
+            name: Expected(n=n, passed=passed)
+            for name, (n, passed) in expectation_counts(cases).items()
+        },
     )
 
 

@@ -74,6 +74,8 @@ def scoring_options(project: Project, overrides: Overrides | None = None) -> Sco
         require_faithful=cfg.scoring.require_faithful,
         language=cfg.pipeline.language,
         abstain_phrases=tuple(cfg.scoring.abstain_phrases),
+        refuse_phrases=tuple(cfg.scoring.refuse_phrases),
+        escalate_phrases=tuple(cfg.scoring.escalate_phrases),
     )
 
 

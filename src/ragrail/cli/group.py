@@ -63,6 +63,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Check the LLM judge: validate it against human labels, compare two runs pairwise.",
     ),
     "lint": ("ragrail.cli.project", "lint", "Check the golden set's labels against the documents."),
+    "logs": (
+        "ragrail.cli.logs",
+        "logs",
+        "Production logs: ingest conversation exports (redacted) into .ragrail/logs.sqlite.",
+    ),
+    "online": (
+        "ragrail.cli.online",
+        "online",
+        "Online signals per version and week (or day), and A/B readouts, from the logs.",
+    ),
     "report": (
         "ragrail.cli.results",
         "report",
@@ -72,6 +82,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "ragrail.cli.run",
         "run",
         "Evaluate the project: score every golden question and compare with the baseline.",
+    ),
+    "sample": (
+        "ragrail.cli.production",
+        "sample",
+        "Draw a stratified sample of logged conversations into a file to label.",
     ),
     "show": (
         "ragrail.cli.results",

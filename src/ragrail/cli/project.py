@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -62,6 +63,7 @@ def lint(
     gold = load_golden(golden or project.golden, project.root)
     documents = {d.name: d.text for d in load_documents(docs or project.docs)}
     problems = lint_golden(gold, documents, project.config.pipeline.language)
+    problems += _production_cases_removed(project, gold)
     out.json(
         lint_json(problems, len(gold.cases), len(documents), gold.path), json_path, "--json lint"
     )
@@ -76,6 +78,22 @@ def lint(
         return EXIT_REGRESSION
     out.verdict(f"lint: {len(gold.cases)} cases, {len(documents)} documents: OK{note}")
     return EXIT_OK
+
+
+def _production_cases_removed(project: Any, gold: Any) -> list[Any]:
+    """lint's warnings for cases made from production logs that left the golden set;
+    none when there is no log database (lint never creates one)."""
+    import os
+
+    from ragrail.golden.lint import lint_from_log
+    from ragrail.online.store import LogStore
+
+    db = _log_db(project)
+    if not db.is_file():
+        return []
+    with LogStore(db, create=False) as store:
+        rows = store.golden_from_log()
+    return lint_from_log(gold, rows, os.path.realpath(gold.path))
 
 
 @click.command(context_settings=CONTEXT)
@@ -107,8 +125,22 @@ def init(folder: Path) -> int:
 @click.command(context_settings=CONTEXT)
 @click.option("--config", "-c", type=PATH, help="Project file.")
 @click.option("--golden", "-g", type=PATH, help="Golden set file.")
-@click.option("--id", "case_id", required=True, help="A unique id, e.g. lost-phone.")
-@click.option("--question", "-q", required=True, help="The question, as a user would type it.")
+@click.option(
+    "--id", "case_id", help="A unique id, e.g. lost-phone (--from-log: default log-<conversation>)."
+)
+@click.option(
+    "--question", "-q", help="The question, as a user would type it (--from-log: the logged one)."
+)
+@click.option(
+    "--from-log",
+    "from_log",
+    metavar="ID",
+    help="Make the case from this logged conversation (ragrail logs ingest), keeping where "
+    "it came from.",
+)
+@click.option(
+    "--db", type=PATH, help="The log database for --from-log (default: .ragrail/logs.sqlite)."
+)
 @click.option(
     "--source",
     "-s",
@@ -124,31 +156,97 @@ def init(folder: Path) -> int:
     help="A string a correct answer must contain (repeat for several).",
 )
 @click.option("--tag", "-t", "tags", multiple=True, help="A tag (repeat for several).")
+@click.option(
+    "--expect",
+    type=click.Choice(["answer", "abstain", "refuse", "escalate"]),
+    help="What the reply should do (default: abstain without --source, answer with one).",
+)
 @output_options(quiet_short=False)
 def add(
     config: Path | None,
     golden: Path | None,
-    case_id: str,
-    question: str,
+    case_id: str | None,
+    question: str | None,
+    from_log: str | None,
+    db: Path | None,
     sources: tuple[str, ...],
     facts: tuple[str, ...],
     tags: tuple[str, ...],
+    expect: str | None = None,
 ) -> int:
-    """Append a labelled question to the golden set (refusing duplicate ids and questions)."""
+    """Append a labelled question to the golden set (refusing duplicate ids and questions).
+
+    With --from-log ID the question comes from that logged conversation and the
+    case records where it came from (conversation, date, app version); `ragrail lint`
+    then warns if the case is ever removed from the golden set.
+    """
     from pydantic import ValidationError
 
     from ragrail.golden import Case, add_case
 
-    path = golden or load_project(config, None).golden
+    if from_log is None:
+        for flag, value in (("--id", case_id), ("--question", question)):
+            if value is None:
+                raise InputError(f"missing option {flag} (or give --from-log ID)")
+    project = load_project(config, None) if golden is None or (from_log and db is None) else None
+    path = golden or project.golden
+    conversation = None
+    if from_log is not None:
+        conversation = _logged_conversation(from_log, db or _log_db(project))
     try:
-        case = Case(
-            id=case_id, question=question, sources=list(sources), facts=list(facts), tags=list(tags)
-        )
+        if conversation is not None:
+            from ragrail.golden.add import case_from_log
+
+            case = case_from_log(
+                conversation, case_id, question, list(sources), list(facts), list(tags)
+            )
+        else:
+            case = Case(
+                id=case_id,
+                question=question,
+                sources=list(sources),
+                facts=list(facts),
+                tags=list(tags),
+            )
     except ValidationError as exc:
         err = exc.errors()[0]
         raise InputError(f"--{err['loc'][0]}: {err['msg'].removeprefix('Value error, ')}") from None
     if facts and not sources:
         raise InputError("a case with --fact needs a --source (a fact is found in a source)")
+    if expect is not None:
+        from ragrail.golden.add import with_expect
+
+        case = with_expect(case, expect)
     add_case(path, case)
-    Out().verdict(f"Added {case_id!r} to {path}. Check the labels with `ragrail lint`.")
+    if conversation is not None:
+        _record_golden(db or _log_db(project), case.id, conversation.id, path)
+    Out().verdict(f"Added {case.id!r} to {path}. Check the labels with `ragrail lint`.")
     return EXIT_OK
+
+
+def _log_db(project: Any) -> Path:  # project: config.Project
+    from ragrail.online.store import log_path
+
+    return log_path(project.state_dir)
+
+
+def _logged_conversation(conversation_id: str, db: Path) -> Any:  # -> record.Conversation
+    """The stored conversation (exit 2 when the database or the id is unknown)."""
+    from ragrail.online.store import LogStore
+
+    with LogStore(db, create=False) as store:
+        found = store.get(conversation_id)
+    if found is None:
+        raise InputError(f"no conversation {conversation_id!r} in the production logs", str(db))
+    return found
+
+
+def _record_golden(db: Path, case_id: str, conversation_id: str, golden: Path) -> None:
+    """Remember in the log database that the case came from the conversation."""
+    import os
+    import time
+
+    from ragrail.online.store import LogStore
+
+    with LogStore(db, create=False) as store:
+        store.record_golden(case_id, conversation_id, os.path.realpath(golden), time.time())

@@ -159,6 +159,8 @@ def sweep(
         require_faithful=cfg.scoring.require_faithful,
         language=cfg.pipeline.language,
         abstain_phrases=tuple(cfg.scoring.abstain_phrases),
+        refuse_phrases=tuple(cfg.scoring.refuse_phrases),
+        escalate_phrases=tuple(cfg.scoring.escalate_phrases),
     )
     for retriever, threshold, _ in skipped:
         click.echo(

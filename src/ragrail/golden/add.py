@@ -45,6 +45,8 @@ def add_case(path: Path, case: Case) -> None:
     )
     data.setdefault("sources", [])
     data.setdefault("facts", [])
+    if "provenance" in data:  # after the labels: the reader looks at those first
+        data["provenance"] = data.pop("provenance")
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         new = text.rstrip("\r\n") + _newline(text) + json.dumps(data, ensure_ascii=False) + "\n"
@@ -71,6 +73,19 @@ def add_case(path: Path, case: Case) -> None:
             str(path),
         )
     atomic_write_text(path, new, "golden set")
+
+
+def with_expect(case: Case, expect: str) -> Case:
+    """The case expecting ``expect`` (``ragrail add --expect``); an InputError naming
+    --expect when the value is unknown or does not fit the case's sources."""
+    from pydantic import ValidationError
+
+    data = case.model_dump(by_alias=True, exclude_defaults=True)
+    try:
+        return Case.model_validate({**data, "expect": expect})
+    except ValidationError as exc:
+        message = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+        raise InputError(f"--expect: {message}") from None
 
 
 def _newline(text: str) -> str:
@@ -112,6 +127,8 @@ def _csv_append(text: str, path: Path, case: Case) -> str:
         ),
         "facts": csv_facts_cell(list(case.facts)) if case.facts else "",
         "tags": LIST_SEPARATOR.join(case.tags),
+        "expect": case.expect or "",
+        "provenance": json.dumps(case.provenance, ensure_ascii=False) if case.provenance else "",
     }
     lost = [k for k, v in values.items() if v and k not in names]
     if lost:
@@ -129,3 +146,38 @@ def _csv_append(text: str, path: Path, case: Case) -> str:
     writer.writerow([values[n] for n in names])
     head = text.rstrip("\r\n")
     return (head + nl if head.strip() else head) + buf.getvalue()
+
+
+def log_case_id(conversation_id: str) -> str:
+    """The case id ``add --from-log`` gives a conversation when no ``--id`` is given:
+    ``log-`` and the conversation id as a slug (``log-c-1042`` for ``C 1042``)."""
+    from ragrail.scoring.matching import slug
+
+    return f"log-{slug(conversation_id)}"
+
+
+def case_from_log(
+    conversation: Any,  # online.record.Conversation
+    case_id: str | None = None,
+    question: str | None = None,
+    sources: list[str] | None = None,
+    facts: list[str] | None = None,
+    tags: list[str] | None = None,
+) -> Case:
+    """A case made from a logged conversation: its question (unless another is given),
+    the labels given, and its provenance (conversation id, date, app version)."""
+    from ragrail.online.sample import iso_date
+
+    return Case(
+        id=case_id or log_case_id(conversation.id),
+        question=question if question is not None else conversation.question,
+        sources=sources or [],
+        facts=facts or [],
+        tags=tags or [],
+        provenance={
+            "from": "production",
+            "conversation": conversation.id,
+            "date": iso_date(conversation.at),
+            "version": conversation.version,
+        },
+    )

@@ -22,13 +22,13 @@ GOLDEN_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml", ".csv")
 LIST_SEPARATOR = "|"  # between sources, facts or tags in one CSV cell
 
 
-CSV_COLUMNS = ("id", "question", "sources", "facts", "tags")
+CSV_COLUMNS = ("id", "question", "sources", "facts", "tags", "expect", "provenance")
 CSV_MAX_CELL = 10 * 1024 * 1024  # characters in one CSV cell (Python's csv stops at 128 KiB)
 
 
 def load_golden(path: Path, root: Path | None = None) -> GoldenSet:
     """Load a golden set from JSON (an array, or ``{"cases": [...]}``), JSONL, YAML
-    (a list, or ``cases:``) or CSV (columns id, question, sources, facts, tags; several
+    (a list, or ``cases:``) or CSV (columns id, question, sources, facts, tags, expect; several
     values in one cell separated by ``|``; a facts cell starting with ``[`` is a JSON
     list of facts). A UTF-8 byte-order mark is allowed. A fact is a string,
     ``{"any": [...]}`` or ``{"regex": "..."}`` (see :mod:`ragrail.scoring.matching`).
@@ -146,8 +146,8 @@ def _csv_reader(text: str) -> Any:
     import csv
     import io
 
-    if csv.field_size_limit() < CSV_MAX_CELL:
-        csv.field_size_limit(CSV_MAX_CELL)
+    # the limit is process-wide: set this reader's own, whatever another reader set
+    csv.field_size_limit(CSV_MAX_CELL)
     return csv.reader(io.StringIO(text, newline=""), strict=True)
 
 
@@ -210,6 +210,10 @@ def _csv_items(text: str, path: Path) -> list[tuple[Any, int]]:
                 cell = cells.get(key, "").strip()
                 item[key] = [v.strip() for v in cell.split(LIST_SEPARATOR) if v.strip()]
             item["facts"] = csv_facts(cells.get("facts", ""), path, start)
+            if cells.get("expect", "").strip():  # empty: by the sources, as with no column
+                item["expect"] = cells["expect"].strip()
+            if cells.get("provenance", "").strip():  # a JSON object, as JSON golden sets write it
+                item["provenance"] = _csv_json(cells["provenance"], "provenance", path, start)
             try:
                 item["sources"] = csv_graded_sources(item["sources"])
             except ValueError as exc:
@@ -235,6 +239,16 @@ def csv_facts(cell: str, path: Path, line: int) -> list[Any]:
     if not isinstance(value, list):
         raise InputError("field 'facts': expected a JSON list of facts", f"{path}:{line}")
     return value
+
+
+def _csv_json(cell: str, name: str, path: Path, line: int) -> Any:
+    """A CSV cell that holds JSON (the case's validation checks its shape)."""
+    try:
+        return parse_json(cell.strip(), path)
+    except InputError as exc:
+        raise InputError(
+            f"field {name!r}: expected JSON: {exc.message}", f"{path}:{line}"
+        ) from None
 
 
 def csv_facts_cell(facts: list[Fact]) -> str:

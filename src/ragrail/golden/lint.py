@@ -87,3 +87,36 @@ def _near_duplicates(
                     )
                 )
     return out
+
+
+def lint_from_log(
+    golden: GoldenSet, from_log: list[tuple[str, str, str, float]], golden_real: str
+) -> list[LintProblem]:
+    """Warn about each case made from a logged conversation (``ragrail add --from-log``)
+    that is no longer in the golden set: production failures are never removed silently.
+
+    ``from_log``: (case id, conversation id, golden file's real path, when added) rows
+    of the log database; ``golden_real``: this golden set's real path. A row of another
+    golden file that still exists is not this set's; one whose file is gone (renamed or
+    moved) is checked against this set, so a move does not hide a removal.
+    """
+    import os
+    from datetime import UTC, datetime
+
+    ids = {case.id for case in golden.cases}
+    problems = []
+    for case_id, conversation_id, path, added in from_log:
+        if case_id in ids or (path != golden_real and os.path.exists(path)):
+            continue
+        day = datetime.fromtimestamp(added, UTC).strftime("%Y-%m-%d")
+        problems.append(
+            LintProblem(
+                str(golden.path),
+                case_id,
+                f"came from production conversation {conversation_id!r} (added {day}) and "
+                f"is no longer in {golden.path.name}: production failures are never removed "
+                "silently (add it back, or keep it out on purpose and say why)",
+                warning=True,
+            )
+        )
+    return problems

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     ConfigDict,
@@ -15,6 +15,7 @@ from pydantic import (
 )
 
 from ragrail.lean import LeanModel
+from ragrail.scoring.behaviour import Expectation, expected_of
 from ragrail.scoring.checks import CheckSpec
 from ragrail.scoring.matching import FactField
 
@@ -33,7 +34,16 @@ class Case(LeanModel):
     # a string, {"any": [...]} or {"regex": "..."}; see ragrail.scoring.matching
     facts: list[FactField] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
+    # What the reply should do: answer, abstain ("I don't know"), refuse or escalate; None:
+    # abstain without sources, answer with them (see ragrail.scoring.behaviour).
+    expect: Literal["answer", "abstain", "refuse", "escalate"] | None = Field(
+        default=None, exclude_if=lambda e: e is None
+    )
     checks: list[CheckSpec] = Field(default_factory=list)
+    # Where the case came from, for a case made from a logged conversation (`ragrail add
+    # --from-log`): {"from": "production", "conversation": id, "date": ISO date, "version"}.
+    # `ragrail lint` warns when such a case disappears from the golden set.
+    provenance: dict[str, str] = Field(default_factory=dict, exclude_if=lambda p: not p)
 
     @model_validator(mode="before")
     @classmethod
@@ -70,6 +80,17 @@ class Case(LeanModel):
                 raise ValueError('"grades" must grade exactly the sources, in order')
         return self
 
+    @model_validator(mode="after")
+    def _expect_fits_sources(self) -> Case:
+        """An answer needs the articles that hold it; "I don't know" means there are none."""
+        if self.expect == "answer" and not self.sources:
+            raise ValueError('expect "answer" needs the sources that answer the question')
+        if self.expect == "abstain" and self.sources:
+            raise ValueError(
+                'expect "abstain" is for a question the documents do not cover: give no sources'
+            )
+        return self
+
     @field_validator("question")
     @classmethod
     def _question_not_blank(cls, value: str) -> str:
@@ -85,9 +106,15 @@ class Case(LeanModel):
         return value
 
     @property
+    def expected(self) -> Expectation:
+        """What the reply should do: ``expect``, or by default abstain without sources
+        and answer with them."""
+        return expected_of(self.sources, self.expect)
+
+    @property
     def expects_abstain(self) -> bool:
-        """True when the documents do not cover the question."""
-        return not self.sources
+        """True when the reply should be "I don't know" (the documents do not cover it)."""
+        return self.expected == "abstain"
 
     @property
     def relevance(self) -> dict[str, int]:

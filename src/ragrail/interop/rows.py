@@ -113,8 +113,8 @@ def read_items(path: Path, what: str, list_keys: Sequence[str] = ()) -> list[tup
 def csv_items(text: str, path: Path) -> list[tuple[Any, str]]:
     """Rows of a CSV file as dicts by header, strictly parsed (an unterminated quote or
     a row longer than the header is an error naming its line)."""
-    if csv.field_size_limit() < CSV_MAX_CELL:
-        csv.field_size_limit(CSV_MAX_CELL)
+    # the limit is process-wide: set this reader's own, whatever another reader set
+    csv.field_size_limit(CSV_MAX_CELL)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     start = 1
     try:

@@ -38,7 +38,7 @@ MIGRATIONS: tuple[str, ...] = (
         tokens_out INTEGER,
         cost REAL,
         flags TEXT NOT NULL DEFAULT ''
-    ) WITHOUT ROWID;
+    );
     CREATE INDEX conversations_version_at ON conversations (version, at);
     CREATE TABLE golden_from_log (
         case_id TEXT PRIMARY KEY,
@@ -60,14 +60,14 @@ def _bool(value: bool | None) -> int | None:
     return None if value is None else int(value)
 
 
+# One encoder for every row: json.dumps with arguments builds a new one per call
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def to_row(c: Conversation) -> tuple[object, ...]:
     """The row a conversation is stored as (contexts and turns as compact JSON)."""
-    contexts = json.dumps(
-        [[x.id, x.source, x.text] for x in c.contexts], ensure_ascii=False, separators=(",", ":")
-    )
-    turns = json.dumps(
-        [[t.question, t.at] for t in c.turns], ensure_ascii=False, separators=(",", ":")
-    )
+    contexts = _COMPACT.encode([[x.id, x.source, x.text] for x in c.contexts])
+    turns = _COMPACT.encode([[t.question, t.at] for t in c.turns]) if c.turns else "[]"
     return (
         c.id, c.at, c.version, c.user, c.question, c.answer, contexts, turns, c.thumbs,
         _bool(c.escalated), _bool(c.resolved), c.latency_ms, c.tokens_in, c.tokens_out,
@@ -123,7 +123,10 @@ class LogStore:
     def add(self, conversations: Iterable[Conversation]) -> int:
         """Insert in one transaction; conversations already stored (by id) are skipped.
         Returns how many were new."""
-        rows = [to_row(c) for c in conversations]
+        return self.add_rows([to_row(c) for c in conversations])
+
+    def add_rows(self, rows: list[tuple[object, ...]]) -> int:
+        """:meth:`add` for rows already made by :func:`to_row` (by ingest's worker processes)."""
         try:
             with statedb.write_transaction(self.db):
                 before = self.db.total_changes

@@ -124,6 +124,11 @@ def _scorecard(run: RunResult) -> str:
     ]
     extra = []
     t = run.totals
+    if t.expected:
+        from ragrail.scoring.behaviour import describe_counts
+
+        counts = escape(describe_counts(t.expected))
+        extra.append(f"<p id='expected'>Expected behaviour: {counts}.</p>")
     if t.n_errors:
         extra.append(
             f"<p class='error'>{t.n_errors} question(s) failed to run: never counted as passes.</p>"

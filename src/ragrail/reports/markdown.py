@@ -84,6 +84,10 @@ def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
         + (f"; {t.n_errors} question{'s' if t.n_errors != 1 else ''} errored" if t.n_errors else "")
         + "."
     )
+    if t.expected:
+        from ragrail.scoring.behaviour import describe_counts
+
+        lines.append(f"\nExpected behaviour: {describe_counts(t.expected)}.")
     if diff is not None and diff.fixed:
         lines += ["", "### Fixed", "", "| question | what got better |", "| --- | --- |"]
         lines += [f"| {code(c.case_id)} | {cell(c.detail)} |" for c in diff.fixed]

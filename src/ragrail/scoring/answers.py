@@ -40,6 +40,7 @@ __all__ = [
     "citations",
     "missing_facts",
     "normalise",
+    "opens_with",
     "slug",
 ]
 
@@ -242,15 +243,15 @@ _LAST_PHRASES: list[tuple[object, tuple[tuple[str, ...], tuple[str, ...]]]] = []
 
 
 def _phrases(phrases: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """_prepared(phrases), the last phrases tuple known again by identity: a run passes
-    the same tuple for every answer, and hashing its 80 phrases for the lru_cache costs
-    more than the check itself."""
-    last = _LAST_PHRASES[-1] if _LAST_PHRASES else None
-    if last is not None and last[0] is phrases:
-        return last[1]
+    """_prepared(phrases), the last few phrases tuples known again by identity: a run
+    passes the same tuples (abstain, refuse, escalate) for every answer, and hashing
+    their 80 phrases for the lru_cache costs more than the check itself."""
+    for known, prepared in _LAST_PHRASES:
+        if known is phrases:
+            return prepared
     prepared = _prepared(tuple(phrases))
     if isinstance(phrases, tuple):  # immutable: safe to know again by identity
-        _LAST_PHRASES[:] = [(phrases, prepared)]
+        _LAST_PHRASES[:] = [(phrases, prepared), *_LAST_PHRASES[:3]]
     return prepared
 
 
@@ -261,13 +262,43 @@ def abstains(
 ) -> bool:
     """True when the answer is an abstention (see the module docstring); with a run's
     ``cache``, decided once per distinct answer (and the same phrases object)."""
+    return opens_with(answer, phrases, cache, "abstains")
+
+
+def opens_with(
+    answer: str, phrases: Iterable[str], cache: ScoringCache | None = None, table: str = ""
+) -> bool:
+    """True when the answer's first sentence, after leading politeness, opens with one of
+    ``phrases`` (a phrase written ``...X``: ends with X), as the module docstring says of
+    abstentions; refusals and escalations (:mod:`ragrail.scoring.behaviour`) are read
+    the same way. With a run's ``cache``, decided once per distinct answer in ``table``."""
     if cache is not None:
-        memo = cache.table("abstains")
+        memo = cache.table(table or "opens with")
         seen = memo.get(answer)
         if seen is not None and seen[0] is phrases:
             return seen[1]
-        return memo.put(answer, (phrases, abstains(answer, phrases)))[1]
+        return memo.put(answer, (phrases, _first_opens_with(_last_opening(answer), phrases)))[1]
+    return _first_opens_with(_last_opening(answer), phrases)
+
+
+_LAST_OPENING: tuple[str | None, str] = (None, "")
+
+
+def _last_opening(answer: str) -> str:
+    """:func:`_opening`, the last answer's known again by identity: scoring reads one answer
+    with three phrase lists in a row (abstain, escalate, refuse), and working out its first
+    sentence is most of each check. One tuple, replaced whole, so threads never mix two."""
+    global _LAST_OPENING
+    last = _LAST_OPENING
+    if last[0] is answer:
+        return last[1]
     first = _opening(answer)
+    _LAST_OPENING = (answer, first)
+    return first
+
+
+def _first_opens_with(first: str, phrases: Iterable[str]) -> bool:
+    """True when ``first`` (an answer's :func:`_opening`) opens or ends with a phrase."""
     opening, ending = _phrases(phrases)
     if first.startswith(opening):  # one C call rules out almost every real answer
         for phrase in opening:

@@ -24,6 +24,11 @@ from ragrail.scoring.answers import (
     check_answer,
     missing_facts,
 )
+from ragrail.scoring.behaviour import (
+    DEFAULT_ESCALATE_PHRASES,
+    DEFAULT_REFUSE_PHRASES,
+    behaviour_problems,
+)
 from ragrail.scoring.checks import CheckError, run_check
 from ragrail.scoring.claims import check_claims, faithfulness
 from ragrail.scoring.matching import normalise
@@ -36,6 +41,8 @@ class ScoringOptions:
     checks: Sequence[Any] = field(default_factory=tuple)  # golden-set-wide code checks
     require_faithful: bool = False  # an unsupported claim fails the answer
     abstain_phrases: tuple[str, ...] = DEFAULT_ABSTAIN_PHRASES  # [scoring] abstain_phrases
+    refuse_phrases: tuple[str, ...] = DEFAULT_REFUSE_PHRASES  # [scoring] refuse_phrases
+    escalate_phrases: tuple[str, ...] = DEFAULT_ESCALATE_PHRASES  # [scoring] escalate_phrases
     language: str = "en"  # [pipeline] language: the claim check's stop words and stemming
     # What this run has worked out already (see the module docstring); dataclasses.replace
     # keeps it, so runs made from one options object (a sweep) share it.
@@ -48,12 +55,28 @@ def answer_problems(
     given: dict[str, str],
     options: ScoringOptions,
     missing: Sequence[str] | None = None,
+    escalated: bool | None = None,
 ) -> tuple[list[str], list[str]]:
     """(all problems, the code-check problems among them) for one answer; ``missing``:
-    the case's facts the answer lacks, when the caller has worked them out already."""
-    problems = check_answer(
-        case.facts, case.sources, answer, given, options.abstain_phrases, missing, options.cache
+    the case's facts the answer lacks, when the caller has worked them out already;
+    ``escalated``: the system's own word that it escalated (``Trace.escalated``).
+
+    The reply must behave as the case expects (:mod:`ragrail.scoring.behaviour`); a case
+    expecting an answer must also hold its facts and cite its sources (``check_answer``)."""
+    expect = case.expected
+    problems = behaviour_problems(
+        expect,
+        answer,
+        escalated,
+        options.abstain_phrases,
+        options.refuse_phrases,
+        options.escalate_phrases,
+        options.cache,
     )
+    if expect == "answer":
+        problems += check_answer(
+            case.facts, case.sources, answer, given, options.abstain_phrases, missing, options.cache
+        )
     check_problems = [
         p for c in (*options.checks, *case.checks) for p in run_check(c, answer, case)
     ]
@@ -115,6 +138,7 @@ def score_case(case: Case, trace: Trace, options: ScoringOptions | None = None) 
         "grades": case.grades,
         "facts": facts,
         "tags": case.tags,
+        "expect": case.expect,
         "facts_retrieved": found,
         "retrieval_hit": rs.hit(found, facts),
         "retrieval_recall": rs.recall(found, facts),
@@ -134,7 +158,8 @@ def score_case(case: Case, trace: Trace, options: ScoringOptions | None = None) 
     contexts = [c.text for c in retrieved]
     missing = missing_facts(facts, answer, cache)
     fields["correctness"] = answer_correctness(facts, answer, missing)
-    if not case.expects_abstain and not abstains(answer, options.abstain_phrases, cache):
+    expect = case.expected
+    if expect == "answer" and not abstains(answer, options.abstain_phrases, cache):
         verdicts = check_claims(answer, contexts, options.language, cache)
         fields["claims"] = [
             Claim(text=v.claim, supported=v.supported, reason=v.reason) for v in verdicts
@@ -147,11 +172,14 @@ def score_case(case: Case, trace: Trace, options: ScoringOptions | None = None) 
     outcomes = []
     for i, text in enumerate(texts):
         try:
-            known = missing if i == 0 else None  # the first is the answer scored above
-            problems, check_problems = answer_problems(case, text, given, options, known)
+            # the first is the answer scored above, and the one the system's flag is about
+            known, flag = (missing, trace.escalated) if i == 0 else (None, None)
+            problems, check_problems = answer_problems(case, text, given, options, known, flag)
         except CheckError as exc:
             return _check_failed(CaseResult(**fields), str(exc))
-        if options.require_faithful and not abstains(text, options.abstain_phrases, cache):
+        # a refusal or a hand-off states no facts to check against the documents
+        faithful = options.require_faithful and expect in ("answer", "abstain")
+        if faithful and not abstains(text, options.abstain_phrases, cache):
             problems += [
                 f'unsupported claim "{v.claim}"'
                 for v in check_claims(text, contexts, options.language, cache)

@@ -257,6 +257,10 @@ def totals_lines(run: RunResult) -> list[str]:
         stat_line(f"recall@{k}", st.get("recall"), True, lost),
         stat_line("answers pass", st.get("answer_pass_rate"), True, answers_note(t)),
     ]
+    if t.expected:  # questions that should refuse or escalate are counted apart
+        from ragrail.scoring.behaviour import describe_counts
+
+        out.append(f"  expected behaviour: {describe_counts(t.expected)}")
     for key, label in (
         ("context_precision", "context precision"),
         ("mrr", "MRR"),

@@ -6,7 +6,8 @@
      "text": "...", "score": 0.9}]}
 
 ``id`` may be replaced by ``question`` (matched exactly). Context order is
-rank order; ``score`` is optional. This is also how results from other tools
+rank order; ``score`` is optional. ``"escalated": true`` says the system handed the
+question to a person (see ``ragrail.scoring.behaviour``). This is also how results from other tools
 are imported: write their answers and retrieved passages in this shape.
 
 ``CallableSystem`` (``python``): a Python function; ``HttpSystem`` (``http``): an

@@ -88,6 +88,14 @@ class HttpSystem:
             )
         if answer is not None and not isinstance(answer, str):
             raise InputError(f"system.answer_field {c.answer_field!r} is not a string in the reply")
+        escalated = _find(data, c.escalated_field) if c.escalated_field else None
+        if escalated is _MISSING:
+            escalated = None  # a reply that does not say it escalated
+        elif escalated is not None and not isinstance(escalated, bool):
+            raise InputError(
+                f"system.escalated_field {c.escalated_field!r} is {_kind(escalated)} in the "
+                'reply, not true/false (escalated_field = "" reads no such field)'
+            )
         odd = next((i for i, x in enumerate(contexts) if not isinstance(x, dict)), None)
         if odd is not None:
             # read as an object it would be an empty passage: retrieval silently lost
@@ -99,6 +107,7 @@ class HttpSystem:
         record = {
             "id": "-",
             "answer": answer,
+            "escalated": escalated,
             "contexts": [
                 {
                     "id": str(get_path(x, c.context_id_field) or f"context#{i}"),

@@ -3,7 +3,7 @@ contexts, validated strictly, and the trace it becomes."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from ragrail.errors import InputError
 from ragrail.fileio import scrub_surrogates
@@ -30,6 +30,7 @@ class OutputRecord(BaseModel):
     id: str | None = None
     question: str | None = None
     answer: str | None = None
+    escalated: StrictBool | None = None  # the system handed the question to a person
     error: str | None = None
     contexts: list[OutputContext] = Field(default_factory=list)
 
@@ -63,6 +64,7 @@ def record_to_trace(
             "case_id": case if isinstance(case, str) else case.id,
             "retrieved": retrieved,
             "answer": record.answer,
+            "escalated": record.escalated,
             "error": record.error,
             "latency_ms": latency_ms,
         }
@@ -70,7 +72,8 @@ def record_to_trace(
 
 
 def parse_output(data: object, target: str) -> OutputRecord:
-    """Validate what a user's system returned: {answer, contexts: [{id, source, text, score}]}."""
+    """Validate what a user's system returned: {answer, contexts: [{id, source, text, score}]},
+    and optionally ``escalated`` (true/false: it handed the question to a person)."""
     if not isinstance(data, dict):
         raise InputError(
             f"{target} returned {type(data).__name__}; expected an object with "

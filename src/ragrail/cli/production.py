@@ -1,0 +1,185 @@
+"""From production back to the golden set: ``logs score`` flags risky logged answers,
+``sample`` draws conversations to label."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ragrail.cli.common import CONTEXT, PATH, load_project
+from ragrail.cli.ui import Out, output_options
+from ragrail.errors import EXIT_OK, InputError
+
+config_option = click.option("--config", "-c", type=PATH, help="Project file.")
+db_option = click.option(
+    "--db", type=PATH, help="The log database (default: .ragrail/logs.sqlite beside the project)."
+)
+version_option = click.option("--version", "version", help="Only this app version's conversations.")
+
+
+def logs_project(config: Path | None, db: Path | None) -> Any:  # -> config.Project
+    """The project whose settings apply: the given or local project file; with --db and no
+    project file, every default."""
+    from ragrail.app import default_project
+    from ragrail.config import CONFIG_NAME
+
+    if config is None and db is not None and not (Path.cwd() / CONFIG_NAME).is_file():
+        return default_project()
+    return load_project(config, None)
+
+
+def open_logs(project: Any, db: Path | None) -> Any:  # -> store.LogStore
+    """The existing log database (never created here: exit 2 when there is none)."""
+    from ragrail.online.store import LogStore, log_path
+
+    return LogStore(db or log_path(project.state_dir), create=False)
+
+
+@click.command("score", context_settings=CONTEXT)
+@config_option
+@db_option
+@version_option
+@click.option(
+    "--judge-sample",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Also have the configured judge check the faithfulness of N random conversations.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the judge's sample.")
+@output_options()
+def score_cmd(
+    config: Path | None,
+    db: Path | None,
+    version: str | None,
+    judge_sample: int | None,
+    seed: int,
+) -> int:
+    """Flag risky answers in the production logs, without labels.
+
+    Each logged answer is checked against its own logged contexts: unsupported
+    claims (unfaithful), citations of chunks it was not given (bad-citation),
+    abstentions (abstained), personal data (pii) and the project's [[checks]]
+    (check:NAME). The flags are stored for `ragrail sample` and `ragrail online`;
+    scoring again replaces them. Prints each flag's count per version.
+    """
+    from ragrail.online.score import score_logs
+    from ragrail.settings import build_judge, judge_config, scoring_options
+
+    project = logs_project(config, db)
+    judge = None
+    if judge_sample:
+        cfg = judge_config(project)
+        if cfg is None:
+            raise InputError(
+                "--judge-sample needs a judge: add [judge] provider = ... to the project file"
+            )
+        judge = build_judge(project, cfg)
+    out = Out()
+    with open_logs(project, db) as store:
+        report = score_logs(store, scoring_options(project), version)
+        if judge is not None:
+            from ragrail.online.score import judge_sample as run_judge
+
+            run_judge(store, judge, judge_sample or 0, seed, version, report)
+    for line in score_lines(report):
+        out.say(line)
+    judged = f", {report.judged:,} judged" if judge is not None else ""
+    out.verdict(
+        f"logs score: {report.total:,} conversation(s) scored, {report.flagged:,} flagged"
+        f"{judged}; flags of {report.changed:,} changed"
+    )
+    return EXIT_OK
+
+
+def score_lines(report: Any) -> list[str]:  # report: score.ScoreReport
+    """The per-version table of flag counts, then the first flagged ids of each flag."""
+    from ragrail.reports.text import visible
+
+    flags = report.flags()
+    rows = [["version", "conversations", *flags]]
+    for version in sorted(report.scored):
+        n = report.scored[version]
+        counts = report.counts.get(version, {})
+        rows.append(
+            [
+                visible(version),
+                f"{n:,}",
+                *(f"{counts.get(f, 0):,} ({counts.get(f, 0) / n:.0%})" for f in flags),
+            ]
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    ]
+    if flags:
+        lines.append("First flagged conversations:")
+        for flag in flags:
+            ids = ", ".join(visible(i) for i in report.examples.get(flag, []))
+            lines.append(f"  {visible(flag)}: {ids}")
+    return lines
+
+
+@click.command(context_settings=CONTEXT)
+@click.option("-n", "count", type=int, required=True, help="How many conversations to draw.")
+@click.option(
+    "--output", "-o", type=PATH, required=True, help="The labelling file to write (.csv or .jsonl)."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the draw.")
+@version_option
+@db_option
+@config_option
+@output_options()
+def sample(
+    count: int,
+    output: Path,
+    seed: int,
+    version: str | None,
+    db: Path | None,
+    config: Path | None,
+) -> int:
+    """Draw a stratified sample of logged conversations into a file to label.
+
+    Strata, each conversation counted once in the first it belongs to:
+    thumbs-down, escalated, re-asked, flagged (by `ragrail logs score`), and a
+    random slice of the rest. Each of the first four gets up to N/5 places; the
+    random slice gets the rest, and places a stratum cannot fill go to the others.
+    Each row has the question, the answer, its contexts and empty label columns
+    (facts, sources, expect, notes); `ragrail add --from-log ID` turns one into a case.
+    """
+    from ragrail.fileio import atomic_write_text, check_writable_output
+    from ragrail.online.reask import reasked_ids
+    from ragrail.online.sample import SUFFIXES, draw, render
+    from ragrail.online.store import log_path
+    from ragrail.outputs import project_inputs, real, refuse_clashes
+
+    if count < 1:
+        raise InputError(f"invalid value for -n: {count} (a sample has at least 1 conversation)")
+    suffix = output.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise InputError(
+            f"unknown labelling-file format {output.suffix or '(no extension)'!r}; "
+            f"use one of {', '.join(SUFFIXES)}",
+            str(output),
+        )
+    project = logs_project(config, db)
+    db_path = db or log_path(project.state_dir)
+    inputs = project_inputs(project) if project.config_path is not None else {}
+    inputs[real(db_path)] = "the log database"
+    target = check_writable_output(output, "labelling file")
+    refuse_clashes([(real(target), output, "labelling file")], inputs, None)
+    logs = project.config.logs
+    with open_logs(project, db) as store:
+        reasked = reasked_ids(
+            store.conversations(version), logs.reask_minutes, logs.reask_similarity
+        )
+        drawn = draw(store.conversations(version), count, seed, reasked)
+    atomic_write_text(output, render(drawn, suffix), "labelling file")
+    out = Out()
+    by_stratum: dict[str, int] = {}
+    for d in drawn:
+        by_stratum[d.stratum] = by_stratum.get(d.stratum, 0) + 1
+    out.say(", ".join(f"{s} {n}" for s, n in by_stratum.items()))
+    out.verdict(f"Wrote {len(drawn)} conversation(s) to {output} for labelling.")
+    return EXIT_OK

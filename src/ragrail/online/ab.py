@@ -1,0 +1,198 @@
+"""A/B readout: variant B against variant A, signal by signal.
+
+For each signal, over all of each variant's conversations (formulas in
+ragrail.online.inference):
+
+============  =========================  ==============================  ==================
+signal        difference B - A           95% interval                    p-value
+============  =========================  ==============================  ==================
+rates (4)     rate_B - rate_A            Newcombe's hybrid score          two-proportion z
+                                                                         (Fisher's exact
+                                                                         for small counts)
+cost          mean_B - mean_A            Welch                           Mann-Whitney U
+latency       median_B - median_A        bootstrap, fixed seed           Mann-Whitney U
+============  =========================  ==============================  ==================
+
+The p-values are Holm-adjusted over the signals compared (up to six), and a signal is
+significant at adjusted p < 0.05. Mann-Whitney asks whether one variant's costs or
+latencies tend to be larger, which is what a shift in the mean or the median shows.
+
+**Power**: the conversations per arm a test at α = 0.05 (two-sided) needs to detect a
+difference with probability 0.8, for the difference ``mde`` (an absolute rate
+difference, rates only) or, without it, the observed one:
+
+    rates:           n = (1.96·√(2p̄(1-p̄)) + 0.8416·√(p1(1-p1) + p2(1-p2)))² / (p2 - p1)²
+                     with p1 = rate_A, p2 = p1 + difference, p̄ = (p1 + p2)/2
+    cost, latency:   n = 2(1.96 + 0.8416)²·σ² / δ²,  σ² = (s_A² + s_B²)/2
+
+(for a median this is the t-test's n: a rough guide). ``more`` is how many more
+conversations per arm that is than the smaller arm has now (0 when it has enough).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ragrail.errors import InputError
+from ragrail.online import inference
+from ragrail.online.record import Conversation
+from ragrail.online.signals import (
+    RATES,
+    Figure,
+    Tally,
+    mean_figure,
+    quantile_figure,
+    rate_figure,
+    tally,
+)
+
+AB_SIGNALS = (*RATES, "cost", "latency_p50")
+
+
+@dataclass(frozen=True)
+class ABRow:
+    signal: str
+    a: Figure
+    b: Figure
+    difference: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
+    p_adjusted: float | None
+    mde: float | None  # the difference the power figures are for
+    n_needed: int | None  # per arm; None when that difference is 0 or unknown
+    n_more: int | None
+
+    @property
+    def significant(self) -> bool:
+        return self.p_adjusted is not None and self.p_adjusted < inference.ALPHA
+
+
+@dataclass(frozen=True)
+class ABResult:
+    a: str
+    b: str
+    n_a: int
+    n_b: int
+    rows: tuple[ABRow, ...]
+
+
+def compare(
+    conversations: Iterable[Conversation],
+    reasked: set[str],
+    a: str,
+    b: str,
+    mde: float | None = None,
+    resamples: int = 2000,
+) -> ABResult:
+    """B against A (module docstring). Raises InputError when A or B has no
+    conversations, naming the versions there are."""
+    groups = tally(conversations, reasked, by=None)
+    seen = sorted({version for version, _ in groups})
+    for name in (a, b):
+        if (name, "all") not in groups:
+            listed = ", ".join(seen) if seen else "none"
+            raise InputError(f"no conversations of version {name!r} (versions: {listed})")
+    ta, tb = groups[(a, "all")], groups[(b, "all")]
+    rows = [_rate_row(name, ta, tb, mde) for name in RATES]
+    rows.append(_cost_row(ta, tb))
+    rows.append(_latency_row(ta, tb, resamples))
+    tested = [i for i, row in enumerate(rows) if row.p_value is not None]
+    adjusted = inference.holm([rows[i].p_value or 0.0 for i in tested])
+    final = list(rows)
+    for i, q in zip(tested, adjusted, strict=True):
+        final[i] = _with(rows[i], p_adjusted=q)
+    return ABResult(a, b, ta.n, tb.n, tuple(final))
+
+
+def _with(row: ABRow, **changes: object) -> ABRow:
+    from dataclasses import replace
+
+    return replace(row, **changes)  # type: ignore[arg-type]
+
+
+def _more(needed: int | None, n_a: int, n_b: int) -> int | None:
+    return None if needed is None else max(0, needed - min(n_a, n_b))
+
+
+def _rate_row(name: str, ta: Tally, tb: Tally, mde: float | None) -> ABRow:
+    (x1, n1), (x2, n2) = ta.counts[name], tb.counts[name]
+    fa, fb = rate_figure(x1, n1), rate_figure(x2, n2)
+    if not n1 or not n2:
+        return ABRow(name, fa, fb, None, None, None, None, None, mde, None, None)
+    p1, p2 = x1 / n1, x2 / n2
+    interval = inference.newcombe(x1, n1, x2, n2)
+    assert interval is not None  # both arms have data
+    delta = mde if mde is not None else p2 - p1
+    target = min(1.0, max(0.0, p1 + delta))
+    needed = inference.n_for_rates(p1, target)
+    return ABRow(
+        name,
+        fa,
+        fb,
+        p2 - p1,
+        interval.low,
+        interval.high,
+        inference.two_proportion_p(x1, n1, x2, n2),
+        None,
+        delta,
+        needed,
+        _more(needed, n1, n2),
+    )
+
+
+def _pooled_sd(a: Sequence[float], b: Sequence[float]) -> float:
+    def var(x: Sequence[float]) -> float:
+        if len(x) < 2:
+            return 0.0
+        m = math.fsum(x) / len(x)
+        return math.fsum((v - m) ** 2 for v in x) / (len(x) - 1)
+
+    return math.sqrt((var(a) + var(b)) / 2)
+
+
+def _cost_row(ta: Tally, tb: Tally) -> ABRow:
+    fa, fb = mean_figure(ta.costs), mean_figure(tb.costs)
+    if fa.value is None or fb.value is None:
+        return ABRow("cost", fa, fb, None, None, None, None, None, None, None, None)
+    d = fb.value - fa.value
+    interval = inference.welch_ci(ta.costs, tb.costs)
+    needed = inference.n_for_means(d, _pooled_sd(ta.costs, tb.costs))
+    return ABRow(
+        "cost",
+        fa,
+        fb,
+        d,
+        interval and interval.low,
+        interval and interval.high,
+        inference.mann_whitney_p(ta.costs, tb.costs),
+        None,
+        d,
+        needed,
+        _more(needed, fa.n, fb.n),
+    )
+
+
+def _latency_row(ta: Tally, tb: Tally, resamples: int) -> ABRow:
+    la, lb = sorted(ta.latencies), sorted(tb.latencies)
+    fa, fb = quantile_figure(la, 0.5), quantile_figure(lb, 0.5)
+    if fa.value is None or fb.value is None:
+        return ABRow("latency_p50", fa, fb, None, None, None, None, None, None, None, None)
+    d = fb.value - fa.value
+    interval = inference.bootstrap_quantile_difference(la, lb, 0.5, resamples)
+    needed = inference.n_for_means(d, _pooled_sd(la, lb))
+    return ABRow(
+        "latency_p50",
+        fa,
+        fb,
+        d,
+        interval and interval.low,
+        interval and interval.high,
+        inference.mann_whitney_p(la, lb),
+        None,
+        d,
+        needed,
+        _more(needed, fa.n, fb.n),
+    )

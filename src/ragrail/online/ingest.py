@@ -1,0 +1,422 @@
+"""Streaming production-log exports (JSON Lines or CSV) into the log database.
+
+Rows are read one at a time and stored in batches, so memory stays flat whatever the
+file's size; each row is redacted before it is stored (ragrail.online.redact). A row
+that cannot be read is counted and skipped, with its file and line; a file that cannot
+be read at all, or holds no readable row, is an :class:`InputError` raised by
+:func:`check_inputs` before the database is opened, so nothing is written.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragrail.config import LogsConfig
+from ragrail.errors import InputError, SystemFailure
+from ragrail.fileio import parse_json, special_kind
+from ragrail.online.mapping import BadField, RowMapper
+from ragrail.online.record import Conversation
+from ragrail.online.store import LogStore, to_row
+
+BATCH = 5000  # rows per transaction: few commits, and a batch is a few MB at most
+SHOWN_BAD = 10  # bad rows kept (file, line, field, reason) for the summary
+CSV_MAX_CELL = 64 * 1024 * 1024  # contexts in one cell can be long; the csv default is 128 KB
+_BOM = b"\xef\xbb\xbf"
+FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json-lines": "jsonl", ".csv": "csv"}
+
+Progress = Callable[[int, int], None]  # (bytes read, bytes in all files)
+
+
+@dataclass(frozen=True, slots=True)
+class BadRow:
+    """A row that was skipped: where, which field and why (never the row's content)."""
+
+    file: str
+    line: int
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}"
+        return (
+            f"{where}: {self.reason}"
+            if self.field == "-"
+            else f"{where} {self.field}: {self.reason}"
+        )
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did: rows read, stored, already there (same id), skipped."""
+
+    files: list[str] = field(default_factory=list)
+    lines: int = 0
+    added: int = 0
+    already: int = 0
+    bad: int = 0
+    first_bad: list[BadRow] = field(default_factory=list)
+
+    def skip(self, row: BadRow) -> None:
+        self.bad += 1
+        if len(self.first_bad) < SHOWN_BAD:
+            self.first_bad.append(row)
+
+
+def log_format(path: Path, config: LogsConfig) -> str:
+    """Either "jsonl" or "csv": the config's ``format``, or (auto) the file's extension."""
+    if config.format != "auto":
+        return config.format
+    found = FORMATS.get(path.suffix.lower())
+    if found is None:
+        raise InputError(
+            "cannot tell the log format from the extension (.jsonl, .ndjson or .csv); "
+            'set [logs] format = "jsonl" or "csv" in ragrail.toml',
+            str(path),
+        )
+    return found
+
+
+def _reject_constant(literal: str) -> object:
+    raise ValueError(f"{literal} is not JSON")
+
+
+# The C scanner, refusing NaN and Infinity. Unlike fileio.parse_json it lets a key given
+# twice in one object pass (the last counts, as in every JSON reader): its check runs in
+# Python per object and would halve the lines per second. Exports are written by programs.
+_FAST = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def _parse(text: str, escapes: bool) -> object:
+    """One JSON Lines row; a row with \\u escapes goes through parse_json, which refuses
+    a lone surrogate (no UTF-8 file, the database included, can hold one)."""
+    if escapes:
+        return parse_json(text, "-")
+    return _FAST.decode(text)
+
+
+class _Reader:
+    """The rows of one file, as conversations or bad rows; ``pos`` is the bytes read."""
+
+    def __init__(self, path: Path, fmt: str, mapper: RowMapper) -> None:
+        self.path, self.fmt, self.mapper = path, fmt, mapper
+        self.name = str(path)
+        self.pos = 0
+
+    def rows(self) -> Iterator[Conversation | BadRow]:
+        try:
+            with open(self.path, "rb") as fh:
+                yield from (self._jsonl(fh) if self.fmt == "jsonl" else self._csv(fh))
+        except OSError as exc:
+            raise SystemFailure(f"reading {self.path}: {exc.strerror or exc}") from None
+
+    def _map(self, data: object, lineno: int) -> Conversation | BadRow:
+        try:
+            return self.mapper.conversation(data)
+        except BadField as exc:
+            return BadRow(self.name, lineno, exc.field, exc.reason)
+
+    def _jsonl(self, fh: Iterable[bytes]) -> Iterator[Conversation | BadRow]:
+        for lineno, raw in enumerate(fh, start=1):
+            self.pos += len(raw)
+            if lineno == 1:
+                raw = raw.removeprefix(_BOM)
+            row = jsonl_row(raw, lineno, self.name, self.mapper)
+            if row is not None:
+                yield row
+
+    def batches(self, size: int) -> Iterator[tuple[int, list[bytes]]]:
+        """The raw lines of a JSON Lines file in batches: (first line number, lines)."""
+        try:
+            with open(self.path, "rb") as fh:
+                start, lines = 1, []
+                for lineno, raw in enumerate(fh, start=1):
+                    self.pos += len(raw)
+                    lines.append(raw.removeprefix(_BOM) if lineno == 1 else raw)
+                    if len(lines) >= size:
+                        yield start, lines
+                        start, lines = lineno + 1, []
+                if lines:
+                    yield start, lines
+        except OSError as exc:
+            raise SystemFailure(f"reading {self.path}: {exc.strerror or exc}") from None
+
+    def _csv(self, fh: Iterable[bytes]) -> Iterator[Conversation | BadRow]:
+        # the limit is process-wide: set this reader's own, whatever another reader set
+        csv.field_size_limit(CSV_MAX_CELL)
+        undecodable: set[int] = set()
+
+        def lines() -> Iterator[str]:
+            for lineno, raw in enumerate(fh, start=1):
+                self.pos += len(raw)
+                if lineno == 1:
+                    raw = raw.removeprefix(_BOM)
+                try:
+                    yield raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    undecodable.add(lineno)
+                    yield raw.decode("utf-8", "replace")
+
+        reader = csv.reader(lines())
+        name = self.name
+        try:
+            header = next(reader, None)
+        except csv.Error as exc:
+            raise InputError(f"invalid CSV header ({exc})", f"{name}:1") from None
+        if header is None:
+            return
+        self.header = header
+        end = reader.line_num
+        while True:
+            try:
+                record = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                yield BadRow(name, end + 1, "-", f"invalid CSV ({exc})")
+                end = reader.line_num
+                continue
+            start, end = end + 1, reader.line_num
+            if not any(record):
+                continue
+            if undecodable and any(n in undecodable for n in range(start, end + 1)):
+                yield BadRow(name, start, "-", "not UTF-8 text")
+            elif len(record) != len(header):
+                yield BadRow(
+                    name, start, "-", f"{len(record)} cells where the header has {len(header)}"
+                )
+            else:
+                yield self._map(dict(zip(header, record, strict=True)), start)
+
+
+def jsonl_row(
+    raw: bytes, lineno: int, name: str, mapper: RowMapper
+) -> Conversation | BadRow | None:
+    """One JSON Lines line as a conversation, a bad row, or None when it is blank."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return BadRow(name, lineno, "-", "not UTF-8 text")
+    try:
+        data = _parse(text, b"\\u" in raw)
+    except (ValueError, RecursionError, InputError):
+        try:  # again, slowly, for the message (line, column, field)
+            parse_json(text, name, lineno)
+            message = "invalid JSON"
+        except InputError as exc:
+            message = exc.message
+        return BadRow(name, lineno, "-", message)
+    try:
+        return mapper.conversation(data)
+    except BadField as exc:
+        return BadRow(name, lineno, exc.field, exc.reason)
+
+
+def _check_columns(reader: _Reader, config: LogsConfig) -> None:
+    header = getattr(reader, "header", None)
+    if header is None:
+        return
+    for key in ("id", "timestamp", "question", "answer"):
+        column = getattr(config, key)
+        if column not in header:
+            raise InputError(
+                f"no column {column!r} in the header: name the {key} column with "
+                f'[logs] {key} = "..." in ragrail.toml',
+                f"{reader.name}:1",
+            )
+
+
+def check_inputs(paths: Iterable[Path], config: LogsConfig) -> list[tuple[Path, str]]:
+    """Each file with its format, once it is known to be a readable file holding at least
+    one valid row (read up to that row); otherwise an InputError naming file and line."""
+    checked = []
+    for path in paths:
+        kind = special_kind(path)
+        if kind is not None:
+            raise InputError(f"log file is {kind}, expected a regular file", str(path))
+        if path.is_dir():
+            raise InputError("log file is a directory, expected a file", str(path))
+        if not path.exists():
+            raise InputError("log file not found", str(path))
+        fmt = log_format(path, config)
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            raise InputError(f"cannot read log file: {exc.strerror or exc}", str(path)) from None
+        reader = _Reader(path, fmt, RowMapper(config, columns=fmt == "csv"))
+        first_bad: BadRow | None = None
+        rows = reader.rows()
+        for row in rows:
+            if fmt == "csv" and first_bad is None:
+                _check_columns(reader, config)
+            if isinstance(row, Conversation):
+                break
+            first_bad = first_bad or row
+        else:
+            if first_bad is None:
+                raise InputError("log file has no rows", str(path))
+            where = f"{first_bad.file}:{first_bad.line}"
+            what = "" if first_bad.field == "-" else f"{first_bad.field}: "
+            raise InputError(
+                f"no valid row in the log file (first: {what}{first_bad.reason})", where
+            )
+        rows.close()
+        checked.append((path, fmt))
+    return checked
+
+
+# A JSON Lines file this large is parsed, mapped and redacted by worker processes (one
+# per CPU) while this one stores the rows; below it, starting them costs more than it saves.
+PARALLEL_FROM_BYTES = 32 * 1024 * 1024
+LINES_PER_TASK = 2_000
+
+_MAPPER: RowMapper | None = None  # a worker process's own, made by _start_worker
+
+
+def _start_worker(config: dict[str, object]) -> None:
+    global _MAPPER
+    _MAPPER = RowMapper(LogsConfig.model_validate(config))
+
+
+def _map_lines(name: str, start: int, lines: list[bytes]) -> tuple[list[tuple], list[BadRow], int]:
+    """In a worker: a batch of raw lines as (rows to store, bad rows, lines not blank)."""
+    assert _MAPPER is not None
+    rows: list[tuple] = []
+    bad: list[BadRow] = []
+    seen = 0
+    for offset, raw in enumerate(lines):
+        row = jsonl_row(raw, start + offset, name, _MAPPER)
+        if row is None:
+            continue
+        seen += 1
+        if isinstance(row, BadRow):
+            bad.append(row)
+        else:
+            rows.append(to_row(row))
+    return rows, bad, seen
+
+
+def cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def _parallel(
+    reader: _Reader,
+    config: LogsConfig,
+    store_rows: Callable[[list[tuple]], None],
+    report: IngestReport,
+    tick: Callable[[], None],
+    workers: int,
+) -> None:
+    """Ingest one JSON Lines file with worker processes, in file order (the first of two
+    rows with one id is the one kept, bad rows are listed in order, as in one process).
+    At most two batches per worker are in flight, so memory does not grow with the file."""
+    import multiprocessing
+    from collections import deque
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    pending: deque[Future[tuple[list[tuple], list[BadRow], int]]] = deque()
+    rows: list[tuple] = []
+
+    def take(done: Future[tuple[list[tuple], list[BadRow], int]]) -> None:
+        got, bad, seen = done.result()
+        report.lines += seen
+        for row in bad:
+            report.skip(row)
+        rows.extend(got)
+        if len(rows) >= BATCH:
+            store_rows(rows)
+            rows.clear()
+            tick()
+
+    # spawn, not fork: the parent may hold threads (a progress bar) and open connections
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(config.model_dump(),),
+    )
+    try:
+        for start, lines in reader.batches(LINES_PER_TASK):
+            pending.append(pool.submit(_map_lines, reader.name, start, lines))
+            if len(pending) >= 2 * workers:
+                take(pending.popleft())
+        while pending:
+            take(pending.popleft())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    if rows:
+        store_rows(rows)
+
+
+def ingest(
+    paths: Iterable[Path],
+    config: LogsConfig,
+    store: LogStore,
+    progress: Progress | None = None,
+    workers: int | None = None,
+) -> IngestReport:
+    """Read, redact and store every row of ``paths``; rows already stored (by id) are
+    skipped. Raises InputError, before storing anything, when a file cannot be used.
+
+    A large JSON Lines file is read by ``workers`` processes (default: one per CPU; 1
+    reads in this process); the result is the same either way."""
+    checked = check_inputs(paths, config)
+    report = IngestReport(files=[str(p) for p, _ in checked])
+    total = sum(p.stat().st_size for p, _ in checked)
+    done = 0
+    batch: list[Conversation] = []
+
+    def flush() -> None:
+        added = store.add(batch)
+        report.added += added
+        report.already += len(batch) - added
+        batch.clear()
+
+    def store_rows(rows: list[tuple]) -> None:
+        added = store.add_rows(rows)
+        report.added += added
+        report.already += len(rows) - added
+
+    workers = cpus() if workers is None else workers
+    for path, fmt in checked:
+        reader = _Reader(path, fmt, RowMapper(config, columns=fmt == "csv"))
+        if fmt == "jsonl" and workers > 1 and path.stat().st_size >= PARALLEL_FROM_BYTES:
+            if batch:
+                flush()
+
+            def tick(reader: _Reader = reader, done: int = done) -> None:
+                if progress is not None:
+                    progress(done + reader.pos, total)
+
+            _parallel(reader, config, store_rows, report, tick, workers)
+            done += reader.pos
+            continue
+        for row in reader.rows():
+            report.lines += 1
+            if isinstance(row, BadRow):
+                report.skip(row)
+                continue
+            batch.append(row)
+            if len(batch) >= BATCH:
+                flush()
+                if progress is not None:
+                    progress(done + reader.pos, total)
+        done += reader.pos
+    if batch:
+        flush()
+    if progress is not None:
+        progress(total, total)
+    return report

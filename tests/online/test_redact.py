@@ -1,0 +1,94 @@
+"""The log redactor: personal data out, ordinary numbers and text untouched."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragrail.online.redact import make_redactor, redact, redact_emails, redact_numbers, user_key
+
+# (text, what it must become), written by hand
+TABLE = [
+    # e-mail addresses
+    ("write to ana.perez@example.com today", "write to [email] today"),
+    ("Ana.Pérez+tag@ex-ample.co.uk, please", "[email], please"),
+    ("<bob_99@mail.example.org>", "<[email]>"),
+    ("schreiben Sie an jürgen.müller@beispiel.de bitte", "schreiben Sie an [email] bitte"),
+    ("邮箱是 wang.li@example.cn 谢谢", "邮箱是 [email] 谢谢"),
+    ("@mention and a@b without a dot stay", "@mention and a@b without a dot stay"),
+    # phone numbers
+    ("call +44 20 7946 0958 now", "call [phone] now"),
+    ("call +1 (415) 555-2671", "call [phone]"),
+    ("ring (415) 555-2671.", "ring [phone]."),
+    ("415-555-2671 or 415.555.2671", "[phone] or [phone]"),
+    ("Rufen Sie 030 1234567 an", "Rufen Sie [phone] an"),
+    ("appelez le 06 12 34 56 78 svp", "appelez le [phone] svp"),
+    ("+49-30-1234567", "[phone]"),
+    ("मेरा नंबर +91 98765 43210 है", "मेरा नंबर [phone] है"),
+    # card numbers (Luhn-valid), in fours, together, dashed, Amex 4-6-5
+    ("card 4111 1111 1111 1111 charged", "card [card] charged"),
+    ("4111111111111111", "[card]"),
+    ("5500-0000-0000-0004 expired", "[card] expired"),
+    ("amex 3782 822463 10005", "amex [card]"),
+    # not personal data: must survive exactly
+    ("order 12345 shipped", "order 12345 shipped"),
+    ("Order #4111111111111111 confirmed", "Order #4111111111111111 confirmed"),
+    ("refunds within 130 days", "refunds within 130 days"),
+    ("it costs $1,299.99 or 1.299,99 €", "it costs $1,299.99 or 1.299,99 €"),
+    ("prize: 1 000 000 € in total", "prize: 1 000 000 € in total"),
+    ("€ 1.250.000 budget", "€ 1.250.000 budget"),
+    ("at 2024-01-15T10:30:00Z and 2024-01-15T10:30:00+02:00", None),
+    ("on 2024-01-15 10:30 the bot", None),
+    ("am 15.01.2024 um 10:30 Uhr", None),
+    ("on 01/15/2024 at 9:05", None),
+    ("compact 20240115 and 202401151030", None),
+    ("epoch 1705312200 and 1705312200000 ms", None),
+    ("pi is 3.14159265 and e 2.7182818", None),
+    ("version 10.2.1234567 released", None),
+    ("ISBN 978-3-16-148410-0", None),
+    ("4111 1111 1111 1112 fails Luhn", None),  # 16 digits, not Luhn: a reference, kept
+    ("Die Rückerstattung dauert 14 Tage. 返金は14日以内です。", None),
+    ("", None),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), TABLE)
+def test_redact_table(text: str, expected: str | None) -> None:
+    assert redact(text) == (text if expected is None else expected)
+
+
+def test_the_parts_do_what_the_whole_does() -> None:
+    assert redact_emails("a x@y.io b 555-2671") == "a [email] b 555-2671"
+    assert redact_numbers("a x@y.io b 415-555-2671") == "a x@y.io b [phone]"
+
+
+def test_a_long_local_part_is_taken_back_to_its_start() -> None:
+    # the pattern reads 64 characters before "@"; the head of a longer one must not survive
+    assert redact("to " + "a" * 100 + "@example.com!") == "to [email]!"
+
+
+def test_extra_patterns_come_first_and_say_redacted() -> None:
+    scrub = make_redactor([r"CUST-\d+", r"(?i)secret \w+"])
+    assert scrub("ticket for CUST-5551234, Secret word, x@y.io") == (
+        "ticket for [redacted], [redacted], [email]"
+    )
+
+
+def test_memo_returns_the_same_and_stays_bounded() -> None:
+    from ragrail.online import redact as module
+
+    scrub = make_redactor()
+    for i in range(module.MEMO_SIZE + 10):
+        assert scrub(f"call 415-555-{i % 10000:04d}") == "call [phone]"
+    assert scrub("x@y.io") == "[email]"
+
+
+@pytest.mark.timeout(60)  # a hang guard: quadratic backtracking would take hours here
+def test_hostile_text_is_linear() -> None:
+    text = "a" * 200_000 + "@" + "1-" * 50_000 + "@x"
+    assert redact(text).endswith("@x")
+
+
+def test_user_key_is_a_stable_short_hash() -> None:
+    key = user_key("ana.perez@example.com")
+    assert key == user_key("ana.perez@example.com") != user_key("bob@example.com")
+    assert len(key) == 16 and "@" not in key and int(key, 16) >= 0
