@@ -362,3 +362,22 @@ def test_worker_processes_store_exactly_what_one_process_stores(
     by_id = {c.id: c for c in stored_two}
     assert by_id["c5"].question == "How long do refunds take? (5)"
     assert by_id["c91"].question == "mail me at [email]"
+
+
+def test_integers_past_64_bits_are_read_as_written(tmp_path: Path) -> None:
+    """The fast reader turns a 21-digit integer into a float; the standard reader's
+    reading must decide: an id keeps every digit, a token count too large for the
+    database is a bad row (not a crash), an exponent is still a number."""
+    lines = [
+        json.dumps(row(1, id=123456789012345678901, user=98765432109876543210987)),
+        json.dumps(row(2, tokens_in=10**30)),
+        json.dumps(row(3, latency_ms=10**25)),
+    ]
+    log = write_jsonl(tmp_path / "log.jsonl", lines)
+    report, stored = run([log])
+    assert sorted(stored) == ["123456789012345678901", "c3"]
+    assert stored["123456789012345678901"].user == user_key("98765432109876543210987")
+    assert stored["c3"].latency_ms == 1e25
+    assert [(b.line, b.field, b.reason) for b in report.first_bad] == [
+        (2, "tokens_in", "number too large")
+    ]

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from ragrail.config import LogsConfig
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import parse_json, special_kind
@@ -91,10 +93,11 @@ def _reject_constant(literal: str) -> object:
 _FAST = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-def _parse(text: str, escapes: bool) -> object:
-    """One JSON Lines row; a row with \\u escapes goes through parse_json, which refuses
-    a lone surrogate (no UTF-8 file, the database included, can hold one)."""
-    if escapes:
+def _parse(raw: bytes, text: str) -> object:
+    """One JSON Lines row by the standard readers: a row with \\u escapes through
+    parse_json, which refuses a lone surrogate (no UTF-8 file, the database included, can
+    hold one), any other through the C scanner."""
+    if b"\\u" in raw:
         return parse_json(text, "-")
     return _FAST.decode(text)
 
@@ -200,12 +203,20 @@ def jsonl_row(
     raw = raw.strip()
     if not raw:
         return None
+    # orjson first: three times the standard reader's speed, and as strict (no NaN, no
+    # lone surrogate, no control character in a string). It reads an integer past 64 bits
+    # as a float, so a row it refuses, or that its reading makes bad, is read again by the
+    # standard readers, and only their reading decides.
+    try:
+        return mapper.conversation(orjson.loads(raw))
+    except (orjson.JSONDecodeError, BadField):
+        pass
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return BadRow(name, lineno, "-", "not UTF-8 text")
     try:
-        data = _parse(text, b"\\u" in raw)
+        data = _parse(raw, text)
     except (ValueError, RecursionError, InputError):
         try:  # again, slowly, for the message (line, column, field)
             parse_json(text, name, lineno)

@@ -155,6 +155,8 @@ def _optional_number(value: Any, name: str, integer: bool = False) -> Any:
     if integer:
         if number != int(number):
             raise BadField(name, "expected a whole number")
+        if number >= 2**63:  # SQLite's largest integer
+            raise BadField(name, "number too large")
         return int(number)
     return number
 

@@ -64,9 +64,23 @@ def _bool(value: bool | None) -> int | None:
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
+_FRAGMENTS: dict[Context, str] = {}
+FRAGMENTS_KEPT = 20_000  # encoded passages remembered (a log repeats its corpus's chunks)
+
+
+def _fragment(context: Context) -> str:
+    """One context as compact JSON (``["id","source","text"]``), encoded once per passage."""
+    done = _FRAGMENTS.get(context)
+    if done is None:
+        if len(_FRAGMENTS) >= FRAGMENTS_KEPT:
+            _FRAGMENTS.clear()
+        done = _FRAGMENTS[context] = _COMPACT.encode([context.id, context.source, context.text])
+    return done
+
+
 def to_row(c: Conversation) -> tuple[object, ...]:
     """The row a conversation is stored as (contexts and turns as compact JSON)."""
-    contexts = _COMPACT.encode([[x.id, x.source, x.text] for x in c.contexts])
+    contexts = "[" + ",".join(map(_fragment, c.contexts)) + "]"
     turns = _COMPACT.encode([[t.question, t.at] for t in c.turns]) if c.turns else "[]"
     return (
         c.id, c.at, c.version, c.user, c.question, c.answer, contexts, turns, c.thumbs,
