@@ -200,6 +200,21 @@ def mkdir(name: str) -> Setup:
     return setup
 
 
+LOG_ROW = '{"id": "c%d", "timestamp": 1704067200, "version": "v%d", "question": "q%d", "answer": "a"}\n'
+
+
+def ingested(p: Path) -> None:
+    """A project whose .ragrail/logs.sqlite holds two versions' conversations."""
+    from ragrail.config import LogsConfig
+    from ragrail.online.ingest import ingest
+    from ragrail.online.store import LogStore, log_path
+
+    log = p / "log.jsonl"
+    log.write_text("".join(LOG_ROW % (i, i % 2, i) for i in range(6)), encoding="utf-8")
+    with LogStore(log_path(p / ".ragrail")) as store:
+        ingest([log], LogsConfig(), store, workers=1)
+
+
 def symlink(name: str, to: str) -> Setup:
     def setup(p: Path) -> None:
         (p / name).symlink_to(to)
@@ -666,5 +681,10 @@ CASES: list[Hostile] = [
     Hostile("logs-ingest-empty-file", USAGE, write("log.csv", ""), args=("logs", "ingest", "log.csv"), says="no rows"),
     Hostile("logs-ingest-folder", USAGE, mkdir("log.jsonl"), args=("logs", "ingest", "log.jsonl"), says="directory"),
     Hostile("logs-ingest-unknown-format", USAGE, write("log.txt", '{"id": "c1", "timestamp": 1704067200, "question": "q", "answer": "a"}\n'), args=("logs", "ingest", "log.txt"), says="format"),
+    Hostile("online-json-onto-the-log-database", USAGE, ingested, args=("online", "--json", ".ragrail/logs.sqlite"), says="would overwrite the log database"),
+    Hostile("online-html-onto-the-golden-set", USAGE, ingested, args=("online", "--html", "golden.json"), says="would overwrite the golden set"),
+    Hostile("online-compare-one-version-twice", USAGE, ingested, args=("online", "--compare", "v1", "v1"), says="two different versions"),
+    Hostile("logs-db-is-a-folder", USAGE, both(write("log.jsonl", LOG_ROW % (1, 1, 1)), mkdir("db.sqlite")), args=("logs", "ingest", "log.jsonl", "--db", "db.sqlite"), says="directory"),
+    Hostile("logs-ingest-cost-too-large-is-a-bad-row", OK, write("log.jsonl", LOG_ROW % (1, 1, 1) + '{"id": "c2", "timestamp": 1704067200, "question": "q", "answer": "a", "cost": 1e308}\n'), args=("logs", "ingest", "log.jsonl"), says="cost: number too large"),
     Hostile("logs-redact-pattern-invalid", USAGE, both(write("log.jsonl", '{"id": "c1", "timestamp": 1704067200, "question": "q", "answer": "a"}\n'), config_add("\n[logs]\nredact = ['(x']\n")), args=("logs", "ingest", "log.jsonl"), says="logs.redact"),
 ]

@@ -64,3 +64,37 @@ def test_missing_database_and_unknown_versions_exit_2(cli, tmp_path):
     assert not out.exists() and db.read_bytes() == before
     r = cli("online", "--db", str(db), "--version", "nope")
     assert r.code == 2 and "nope" in r.err
+
+
+def test_outputs_onto_inputs_or_one_version_twice_exit_2_and_write_nothing(cli, tmp_path):
+    """--json/--html may not replace the log database, the golden set or the project file
+    (they did, silently: the database was lost); --compare needs two versions."""
+    (tmp_path / "ragrail.toml").write_text('golden = "golden.json"\n', encoding="utf-8")
+    (tmp_path / "golden.json").write_text("[]", encoding="utf-8")
+    db = tmp_path / ".ragrail" / "logs.sqlite"
+    make_db(db, flagged=False)
+    files = [db, tmp_path / "golden.json", tmp_path / "ragrail.toml"]
+    before = [f.read_bytes() for f in files]
+    for args, says in [
+        (("--json", ".ragrail/logs.sqlite"), "the log database"),
+        (("--html", ".ragrail/logs.sqlite"), "the log database"),
+        (("--html", "golden.json"), "the golden set"),
+        (("--json", "ragrail.toml"), "the project file"),
+        (("--json", "o.json", "--html", "o.json"), "same file"),
+        (("--compare", "v1", "v1", "--json", "o.json"), "two different versions"),
+    ]:
+        r = cli("online", *args, cwd=tmp_path)
+        assert r.code == 2, (args, r.err)
+        assert says in r.err and r.err.count("\n") == 1, (args, r.err)
+        assert [f.read_bytes() for f in files] == before, args
+        assert not (tmp_path / "o.json").exists()
+
+
+def test_a_database_path_that_is_a_folder_exits_2(cli, tmp_path):
+    folder = tmp_path / "logs.sqlite"
+    folder.mkdir()
+    for args in (("online", "--db", str(folder)), ("sample", "-n", "1", "-o",
+                 str(tmp_path / "s.csv"), "--db", str(folder))):  # fmt: skip
+        r = cli(*args)
+        assert r.code == 2 and "directory" in r.err, r.err
+    assert list(folder.iterdir()) == [] and not (tmp_path / "s.csv").exists()

@@ -152,6 +152,22 @@ def test_bad_rows_are_counted_by_line_and_the_rest_goes_in(tmp_path: Path) -> No
     assert secret not in repr(report)
 
 
+def test_huge_figures_are_bad_rows_and_versions_lose_their_spaces(tmp_path: Path) -> None:
+    """A cost of 1e308 is finite, but six of them overflowed the signals' sums (exit 3 in
+    `ragrail online`); "v1 " from a CSV cell was a second, invisible version."""
+    lines = [
+        row(1, cost=1e308), row(2, latency_ms="1e300"), row(3, cost=1e30, version="v1 "),
+        row(4, version=" "), row(5, version="\tv2\n"),
+    ]
+    report, stored = run([write_jsonl(tmp_path / "log.jsonl", lines)])
+    assert [(b.line, b.field) for b in report.first_bad] == [(1, "cost"), (2, "latency_ms")]
+    assert "too large" in report.first_bad[0].reason
+    assert {cid: c.version for cid, c in stored.items()} == {
+        "c3": "v1", "c4": "unknown", "c5": "v2",
+    }  # fmt: skip
+    assert stored["c3"].cost == 1e30
+
+
 def test_only_the_first_bad_rows_are_kept(tmp_path: Path) -> None:
     log = write_jsonl(tmp_path / "log.jsonl", [row(0)] + ["{"] * 25)
     report, _ = run([log])
@@ -381,3 +397,59 @@ def test_integers_past_64_bits_are_read_as_written(tmp_path: Path) -> None:
     assert [(b.line, b.field, b.reason) for b in report.first_bad] == [
         (2, "tokens_in", "number too large")
     ]
+
+
+_KILLED_PARENT = """
+import multiprocessing, sys
+from concurrent.futures import ProcessPoolExecutor
+from ragrail.config import LogsConfig
+from ragrail.online import ingest
+
+def pid():
+    import os
+    return os.getpid()
+
+if __name__ == "__main__":
+    pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=ingest._start_worker,
+                               initargs=(LogsConfig().model_dump(),))
+    pids = {pool.submit(pid).result() for _ in range(20)}
+    print(" ".join(map(str, pids)), flush=True)
+    sys.stdin.read()  # until the test kills this process
+"""
+
+
+def test_workers_exit_when_the_ingest_is_killed(tmp_path: Path) -> None:
+    """kill -9 of an ingest skips the pool's shutdown: its worker processes must not stay
+    behind waiting forever for work (they did before the parent watch)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "parent.py"
+    script.write_text(_KILLED_PARENT, encoding="utf-8")
+    parent = subprocess.Popen(
+        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdout is not None
+    workers = [int(p) for p in parent.stdout.readline().split()]
+    assert workers
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+            return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # a zombie is gone
+        except (ProcessLookupError, FileNotFoundError):
+            return False
+
+    deadline = time.monotonic() + 20
+    while any(alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in workers if alive(p)]
+    for p in left:  # never leave them behind, even when the test fails
+        os.kill(p, signal.SIGKILL)
+    assert not left

@@ -48,6 +48,15 @@ TABLE = [
     ("4111 1111 1111 1112 fails Luhn", None),  # 16 digits, not Luhn: a reference, kept
     ("Die Rückerstattung dauert 14 Tage. 返金は14日以内です。", None),
     ("", None),
+    # glued to a script written without spaces: still a number (issue 14 hostile test)
+    ("私の番号は090-1234-5678です", "私の番号は[phone]です"),
+    ("私の番号は4111-1111-1111-1111です", "私の番号は[card]です"),
+    ("私の番号は０３０ １２３４５６７です", "私の番号は[phone]です"),
+    ("電話13812345678まで", "電話[phone]まで"),
+    ("번호는010-1234-5678입니다", "번호는[phone]입니다"),
+    ("mail: john＠example.com", "mail: [email]"),
+    ("ABC1234567 and A1234567B", None),  # glued to Latin letters: an identifier, kept
+    ("価格は1,234,567円、2024-01-15に", None),
 ]
 
 

@@ -96,3 +96,14 @@ def test_no_write_ahead_log_is_left_beside_the_file(tmp_path: Path) -> None:
     with LogStore(tmp_path / "logs.sqlite") as store:
         store.add([_conv("a")])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs.sqlite"]
+
+
+def test_a_path_through_a_file_or_a_folder_is_an_input_error(tmp_path: Path) -> None:
+    """A --db naming a folder, or a path under a file, is the user's mistake (exit 2), not
+    a disk failure (exit 3)."""
+    with pytest.raises(InputError, match="is a directory"):
+        LogStore(tmp_path)
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(InputError, match="is a file"):
+        LogStore(tmp_path / "file" / "logs.sqlite")
+    assert (tmp_path / "file").read_text(encoding="utf-8") == "x"

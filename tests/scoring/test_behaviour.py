@@ -40,6 +40,8 @@ REFUSALS = [
     "I'm not allowed to change another user's password.",
     "Unfortunately I won't do that: it is against our policy.",
     "Dabei kann ich Ihnen nicht helfen.",
+    "Leider kann ich Ihnen dabei nicht helfen.",  # verb first after "Leider"
+    "Leider kann ich damit nicht helfen.",
     "Je ne peux pas partager ces informations.",
     "Lo siento, no puedo compartir esos datos.",
     "मैं इसमें आपकी मदद नहीं कर सकता।",

@@ -91,11 +91,19 @@ def online(
     project = _project(config, example, db)
     logs = project.config.logs
     period = by or logs.period
+    if compare and compare[0] == compare[1]:
+        from ragrail.reports.text import visible
+
+        raise InputError(
+            f"--compare needs two different versions (got {visible(compare[0])!r} twice)"
+        )
     check_json_target(json_path, "--json signals")
+    db_path = db or log_path(project.state_dir)
+    _refuse_input_targets(project, db_path, json_path, html_path)
     if html_path is not None:
         check_writable_output(html_path, "--html")
     out = Out(json_path)
-    store = LogStore(db or log_path(project.state_dir), create=False)
+    store = LogStore(db_path, create=False)
     try:
         known = store.versions()
         _check_versions([*versions, *(compare or ())], known)
@@ -137,6 +145,25 @@ def online(
         out.say(report.ab_text(result))
     out.verdict(report.verdict_line(periods, result))
     return EXIT_OK
+
+
+def _refuse_input_targets(
+    project: Any, db_path: Path, json_path: Path | None, html_path: Path | None
+) -> None:
+    """Exit 2, before any work, when --json or --html would replace the log database, the
+    golden set, the baseline or the project file (or both name one file)."""
+    from ragrail.cli.ui import to_stdout
+    from ragrail.fileio import check_writable_output
+    from ragrail.outputs import project_inputs, real, refuse_clashes
+
+    inputs = project_inputs(project) if project.config_path is not None else {}
+    inputs[real(db_path)] = "the log database"
+    targets = [
+        (real(check_writable_output(path, what)), path, what)
+        for path, what in ((json_path, "--json signals"), (html_path, "--html page"))
+        if path is not None and not to_stdout(path)
+    ]
+    refuse_clashes(targets, inputs, project.docs if project.config_path is not None else None)
 
 
 def _check_versions(asked: list[str], known: list[str]) -> None:

@@ -295,6 +295,20 @@ _MAPPER: RowMapper | None = None  # a worker process's own, made by _start_worke
 def _start_worker(config: dict[str, object]) -> None:
     global _MAPPER
     _MAPPER = RowMapper(LogsConfig.model_validate(config))
+    _exit_with_parent()
+
+
+def _exit_with_parent() -> None:
+    """Make this worker exit when its parent dies: a ``kill -9`` skips the pool's shutdown,
+    and the worker would otherwise wait forever on a queue nobody writes to."""
+    import multiprocessing
+    import threading
+    from multiprocessing.connection import wait
+
+    if (parent := multiprocessing.parent_process()) is not None:
+        sentinel = parent.sentinel  # ready when the parent is gone
+        watch = threading.Thread(target=lambda: wait([sentinel]) and os._exit(1), daemon=True)
+        watch.start()
 
 
 def _map_lines(name: str, start: int, lines: list[bytes]) -> tuple[list[tuple], list[BadRow], int]:

@@ -141,9 +141,14 @@ def flag(value: Any, name: str) -> bool | None:
     raise BadField(name, "expected true/false (or 1/0, yes/no) or null")
 
 
+# Latency (ms) and cost (USD) above this are bad rows: no real one comes near, and the
+# signals' sums of squares of such figures would overflow a float.
+MAX_FIGURE = 1e30
+
+
 def _optional_number(value: Any, name: str, integer: bool = False) -> Any:
     kind = type(value)
-    if (kind is float and not integer and 0 <= value < math.inf) or (
+    if (kind is float and not integer and 0 <= value <= MAX_FIGURE) or (
         kind is int and 0 <= value < 2**63
     ):
         return value
@@ -158,6 +163,8 @@ def _optional_number(value: Any, name: str, integer: bool = False) -> Any:
         if number >= 2**63:  # SQLite's largest integer
             raise BadField(name, "number too large")
         return int(number)
+    if number > MAX_FIGURE:
+        raise BadField(name, f"number too large (above {MAX_FIGURE:.0e})")
     return number
 
 
@@ -248,7 +255,9 @@ class RowMapper:
         if not question or not question.strip():
             raise BadField(cfg.question, "empty")
         answer = _text(answer, cfg.answer)
-        version = _text(version, cfg.version, required=False, number=True) or UNVERSIONED
+        # "v1 " from a CSV cell is v1: versions differing by spaces would look alike
+        version = (_text(version, cfg.version, required=False, number=True) or "").strip()
+        version = version or UNVERSIONED
         user = _text(user, cfg.user, required=False, number=True)
         return Conversation(
             id=redact(cid),

@@ -26,8 +26,10 @@ EMAIL, PHONE, CARD, OTHER = "[email]", "[phone]", "[card]", "[redacted]"
 
 # Broader than scoring.pii's: any local part up to the "@", so that no fragment of an
 # address ("Ana.Pérez+tag@...") is left behind; the domain needs a dot.
-_EMAIL = re.compile(r"[^\s@<>()\[\]{},;:\"']{1,64}@[\w-]+(?:\.[\w-]+)+")
-_LOCAL = re.compile(r"[^\s@<>()\[\]{},;:\"']")
+# "@" as typed on a Japanese or Chinese keyboard too ("＠", "﹫")
+_EMAIL = re.compile(r"[^\s@＠﹫<>()\[\]{},;:\"']{1,64}[@＠﹫][\w-]+(?:\.[\w-]+)+")
+_LOCAL = re.compile(r"[^\s@＠﹫<>()\[\]{},;:\"']")
+_AT = re.compile("[@＠﹫]")
 # A sound pre-check: any number with 7+ digits spans first to last digit over digits,
 # spaces, dots, dashes and brackets only.
 _SEVEN = re.compile(r"\d[\d ().-]{5,}\d")
@@ -35,9 +37,13 @@ _SEVEN = re.compile(r"\d[\d ().-]{5,}\d")
 # Groups of digits (one may be in brackets) joined by at most one space, dot or dash.
 # Possessive, so a run is one number or none (never the tail of a longer one); not part
 # of a word, a decimal, a time ("10:30") or a date with slashes.
+# Scripts written without spaces between words (CJK, kana, Hangul, Thai): a number
+# glued to them ("私の番号は090-1234-5678です") is still a number, not part of a word.
+_UNSPACED = "\u0e00-\u0e7f\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+_WORD = rf"[^\W{_UNSPACED}]"
 _RUN = re.compile(
-    r"(?<![\w.,/:+\-)])(?:\+ ?)?(?:\(\d{1,5}\)|\d++)(?:[ .\-]?(?:\(\d{1,5}\)|\d++))*+"
-    r"(?![\w@]|[.,:/]\d)"
+    rf"(?<!{_WORD})(?<![.,/:+\-)])(?:\+ ?)?(?:\(\d{{1,5}}\)|\d++)"
+    rf"(?:[ .\-]?(?:\(\d{{1,5}}\)|\d++))*+(?!{_WORD}|[@＠﹫]|[.,:/]\d)"
 )
 _SEPARATORS = re.compile(r"[^\d]+")
 _CURRENCY = "$€£¥₹₩₽¢"
@@ -141,7 +147,7 @@ def redact_emails(text: str) -> str:
     The pattern reads at most 64 characters before the "@" (so a long run of text
     with an "@" in it costs linear time, not quadratic); a longer local part is then
     taken back to where it starts, so no head of an address is left behind."""
-    if "@" not in text:
+    if _AT.search(text) is None:
         return text
     out: list[str] = []
     last = 0
@@ -173,7 +179,7 @@ def make_redactor(patterns: Iterable[str] = ()) -> Redactor:
     def scrub(text: str) -> str:
         for pattern in extra:
             text = pattern.sub(OTHER, text)
-        if "@" in text:
+        if "@" in text or _AT.search(text) is not None:
             text = redact_emails(text)
         if _SEVEN.search(text) is not None:
             text = redact_numbers(text)

@@ -108,6 +108,8 @@ class LogStore:
 
     def __init__(self, path: Path, create: bool = True) -> None:
         self.path = path
+        if path.is_dir():  # a path the user gave wrong, not a disk failure
+            raise InputError("the log database is a directory, not a file", str(path))
         if not create and not path.is_file():
             raise InputError(
                 "no production logs yet: run `ragrail logs ingest FILE` first", str(path)
@@ -116,6 +118,8 @@ class LogStore:
             if create:
                 path.parent.mkdir(parents=True, exist_ok=True)
             self.db = statedb.connect(path)
+        except (FileExistsError, NotADirectoryError):
+            raise InputError("a folder on the log database's path is a file", str(path)) from None
         except (OSError, sqlite3.Error) as exc:
             raise self._failure(exc) from None
         try:
