@@ -96,3 +96,63 @@ def test_no_planted_personal_data_in_the_output_or_the_files(cli, tmp_path: Path
 def test_help_lists_the_group(cli) -> None:
     r = cli("logs", "--help")
     assert r.code == 0 and "ingest" in r.out
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_no_output_replaces_an_ingested_export(cli, tmp_path: Path) -> None:
+    """The exports may be the only copy of the logs: `sample -o` and `online --json/--html`
+    onto one of them exit 2 and change no file."""
+    config = project(tmp_path)
+    log = write_jsonl(tmp_path / "export.jsonl", [row(i) for i in range(1, 4)])
+    assert cli("logs", "ingest", "--config", str(config), str(log)).code == 0
+    before = _snapshot(tmp_path)
+    for args in (
+        ("sample", "-n", "2", "-o", str(log)),
+        ("online", "--json", str(log)),
+        ("online", "--html", str(tmp_path / "." / "export.jsonl")),
+    ):
+        r = cli(*args, "--config", str(config))
+        assert r.code == 2, (args, r.out, r.err)
+        assert "would overwrite an ingested log export" in r.err
+        assert len(r.err.strip().splitlines()) == 1
+        assert _snapshot(tmp_path) == before
+
+
+def test_a_hand_edited_row_is_an_input_error_not_a_crash(cli, tmp_path: Path) -> None:
+    import sqlite3
+
+    config = project(tmp_path)
+    log = write_jsonl(tmp_path / "export.jsonl", [row(1), row(2)])
+    assert cli("logs", "ingest", "--config", str(config), str(log)).code == 0
+    db = tmp_path / ".ragrail" / "logs.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE conversations SET contexts = 'not json' WHERE id = 'c2'")
+    conn.close()
+    for args in (("online",), ("sample", "-n", "1", "-o", str(tmp_path / "s.csv"))):
+        r = cli(*args, "--config", str(config))
+        assert r.code == 2, (args, r.err)
+        assert "not a readable log database" in r.err and "'c2'" in r.err
+    assert not (tmp_path / "s.csv").exists()
+
+
+def test_an_empty_file_given_as_the_database_stays_empty(cli, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    r = cli("online", "--db", str(empty))
+    assert r.code == 2 and "an empty file, not a log database" in r.err
+    assert empty.read_bytes() == b""
+
+
+def test_a_column_named_twice_is_an_input_error(cli, tmp_path: Path) -> None:
+    config = project(tmp_path)
+    log = tmp_path / "log.csv"
+    log.write_text(
+        "id,timestamp,question,answer,question\nc1,1704067200,q one?,a,q two?\n", encoding="utf-8"
+    )
+    r = cli("logs", "ingest", "--config", str(config), str(log))
+    assert r.code == 2
+    assert f"{log}:1" in r.err and "column 'question' appears twice" in r.err
+    assert not (tmp_path / ".ragrail").exists()

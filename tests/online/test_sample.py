@@ -135,3 +135,26 @@ def test_an_empty_sample_is_a_header_only_csv():
 
 def test_iso_date_is_utc():
     assert iso_date(0.0) == "1970-01-01T00:00:00Z"
+
+
+@pytest.mark.parametrize(
+    ("cell", "written"),
+    [
+        ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"),
+        ("+1 555 0100", "'+1 555 0100"),
+        ("-2+3", "'-2+3"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tTAB", "'\tTAB"),
+        ("How do I export? =)", "How do I export? =)"),
+        ("Wie lange dauert es?", "Wie lange dauert es?"),
+    ],
+)
+def test_csv_cells_that_open_like_a_formula_are_made_inert(cell: str, written: str) -> None:
+    from dataclasses import replace
+
+    sample = draw([replace(conv(1), question=cell, answer=cell)], 1, 0, set())
+    rows = list(csv.reader(io.StringIO("".join(render(sample, ".csv")))))
+    got = dict(zip(rows[0], rows[1], strict=True))
+    assert (got["question"], got["answer"]) == (written, written)
+    jsonl = json.loads("".join(render(sample, ".jsonl")))
+    assert jsonl["question"] == cell  # JSON Lines is not opened by spreadsheets: unchanged

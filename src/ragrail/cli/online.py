@@ -3,6 +3,7 @@ A/B readout between two versions."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,8 @@ def online(
     out = Out(json_path)
     store = LogStore(db_path, create=False)
     try:
+        # the exports may be the only copy of the logs: no output replaces one
+        _refuse_input_targets(project, db_path, json_path, html_path, store.ingested_files())
         known = store.versions()
         _check_versions([*versions, *(compare or ())], known)
         reasked = reasked_ids(store.conversations(), logs.reask_minutes, logs.reask_similarity)
@@ -148,15 +151,22 @@ def online(
 
 
 def _refuse_input_targets(
-    project: Any, db_path: Path, json_path: Path | None, html_path: Path | None
+    project: Any,
+    db_path: Path,
+    json_path: Path | None,
+    html_path: Path | None,
+    exports: Iterable[Path] = (),
 ) -> None:
-    """Exit 2, before any work, when --json or --html would replace the log database, the
-    golden set, the baseline or the project file (or both name one file)."""
+    """Exit 2, before any work, when --json or --html would replace the log database, an
+    ingested export, the golden set, the baseline or the project file (or both name one
+    file)."""
     from ragrail.cli.ui import to_stdout
     from ragrail.fileio import check_writable_output
     from ragrail.outputs import project_inputs, real, refuse_clashes
 
     inputs = project_inputs(project) if project.config_path is not None else {}
+    for export in exports:
+        inputs[real(export)] = "an ingested log export"
     inputs[real(db_path)] = "the log database"
     targets = [
         (real(check_writable_output(path, what)), path, what)

@@ -168,9 +168,11 @@ def sample(
     inputs = project_inputs(project) if project.config_path is not None else {}
     inputs[real(db_path)] = "the log database"
     target = check_writable_output(output, "labelling file")
-    refuse_clashes([(real(target), output, "labelling file")], inputs, None)
     logs = project.config.logs
     with open_logs(project, db) as store:
+        for export in store.ingested_files():  # the exports may be the only copy of the logs
+            inputs.setdefault(real(export), "an ingested log export")
+        refuse_clashes([(real(target), output, "labelling file")], inputs, None)
         reasked = reasked_ids(
             store.conversations(version), logs.reask_minutes, logs.reask_similarity
         )

@@ -10,19 +10,18 @@ be read at all, or holds no readable row, is an :class:`InputError` raised by
 from __future__ import annotations
 
 import csv
-import json
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
 from ragrail.config import LogsConfig
 from ragrail.errors import InputError, SystemFailure
-from ragrail.fileio import parse_json, special_kind
+from ragrail.fileio import special_kind
 from ragrail.online.mapping import BadField, RowMapper
 from ragrail.online.record import Conversation
+from ragrail.online.rows import BadRow, jsonl_row
 from ragrail.online.store import LogStore, to_row
 
 BATCH = 5000  # rows per transaction: few commits, and a batch is a few MB at most
@@ -32,24 +31,6 @@ _BOM = b"\xef\xbb\xbf"
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json-lines": "jsonl", ".csv": "csv"}
 
 Progress = Callable[[int, int], None]  # (bytes read, bytes in all files)
-
-
-@dataclass(frozen=True, slots=True)
-class BadRow:
-    """A row that was skipped: where, which field and why (never the row's content)."""
-
-    file: str
-    line: int
-    field: str
-    reason: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}"
-        return (
-            f"{where}: {self.reason}"
-            if self.field == "-"
-            else f"{where} {self.field}: {self.reason}"
-        )
 
 
 @dataclass
@@ -81,25 +62,6 @@ def log_format(path: Path, config: LogsConfig) -> str:
             str(path),
         )
     return found
-
-
-def _reject_constant(literal: str) -> object:
-    raise ValueError(f"{literal} is not JSON")
-
-
-# The C scanner, refusing NaN and Infinity. Unlike fileio.parse_json it lets a key given
-# twice in one object pass (the last counts, as in every JSON reader): its check runs in
-# Python per object and would halve the lines per second. Exports are written by programs.
-_FAST = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-def _parse(raw: bytes, text: str) -> object:
-    """One JSON Lines row by the standard readers: a row with \\u escapes through
-    parse_json, which refuses a lone surrogate (no UTF-8 file, the database included, can
-    hold one), any other through the C scanner."""
-    if b"\\u" in raw:
-        return parse_json(text, "-")
-    return _FAST.decode(text)
 
 
 class _Reader:
@@ -196,44 +158,13 @@ class _Reader:
                 yield self._map(dict(zip(header, record, strict=True)), start)
 
 
-def jsonl_row(
-    raw: bytes, lineno: int, name: str, mapper: RowMapper
-) -> Conversation | BadRow | None:
-    """One JSON Lines line as a conversation, a bad row, or None when it is blank."""
-    raw = raw.strip()
-    if not raw:
-        return None
-    # orjson first: three times the standard reader's speed, and as strict (no NaN, no
-    # lone surrogate, no control character in a string). It reads an integer past 64 bits
-    # as a float, so a row it refuses, or that its reading makes bad, is read again by the
-    # standard readers, and only their reading decides.
-    try:
-        return mapper.conversation(orjson.loads(raw))
-    except (orjson.JSONDecodeError, BadField):
-        pass
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return BadRow(name, lineno, "-", "not UTF-8 text")
-    try:
-        data = _parse(raw, text)
-    except (ValueError, RecursionError, InputError):
-        try:  # again, slowly, for the message (line, column, field)
-            parse_json(text, name, lineno)
-            message = "invalid JSON"
-        except InputError as exc:
-            message = exc.message
-        return BadRow(name, lineno, "-", message)
-    try:
-        return mapper.conversation(data)
-    except BadField as exc:
-        return BadRow(name, lineno, exc.field, exc.reason)
-
-
 def _check_columns(reader: _Reader, config: LogsConfig) -> None:
     header = getattr(reader, "header", None)
     if header is None:
         return
+    twice = sorted({h for h in header if header.count(h) > 1})
+    if twice:  # which of the two cells holds the field? No guess: the user says
+        raise InputError(f"column {twice[0]!r} appears twice in the header", f"{reader.name}:1")
     for key in ("id", "timestamp", "question", "answer"):
         column = getattr(config, key)
         if column not in header:
@@ -442,6 +373,7 @@ def ingest(
         done += reader.pos
     if batch:
         flush()
+    store.record_files([p for p, _ in checked], time.time())
     if progress is not None:
         progress(total, total)
     return report

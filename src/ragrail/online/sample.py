@@ -127,6 +127,16 @@ def row(drawn: Drawn) -> dict[str, object]:
     }
 
 
+# A cell a spreadsheet would run as a formula (users' text is in these cells)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def inert(cell: str) -> str:
+    """A CSV cell a spreadsheet shows as text: one that opens like a formula gets a leading
+    apostrophe (OWASP's advice against CSV injection), which spreadsheets do not display."""
+    return "'" + cell if cell.startswith(_FORMULA_START) else cell
+
+
 def render(sample: list[Drawn], suffix: str) -> Iterator[str]:
     """The labelling file's text, in pieces: CSV (contexts as JSON text in their cell)
     or JSON Lines."""
@@ -143,7 +153,7 @@ def render(sample: list[Drawn], suffix: str) -> Iterator[str]:
     for drawn in sample:
         values = row(drawn)
         values["contexts"] = json.dumps(values["contexts"], ensure_ascii=False)
-        writer.writerow([values[c] for c in COLUMNS])
+        writer.writerow([inert(str(values[c])) for c in COLUMNS])
         yield buf.getvalue()
         buf.seek(0)
         buf.truncate()

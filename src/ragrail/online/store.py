@@ -40,6 +40,10 @@ MIGRATIONS: tuple[str, ...] = (
         flags TEXT NOT NULL DEFAULT ''
     );
     CREATE INDEX conversations_version_at ON conversations (version, at);
+    CREATE TABLE ingested_files (
+        path TEXT PRIMARY KEY,
+        at REAL NOT NULL
+    );
     CREATE TABLE golden_from_log (
         case_id TEXT PRIMARY KEY,
         conversation_id TEXT NOT NULL,
@@ -89,7 +93,19 @@ def to_row(c: Conversation) -> tuple[object, ...]:
     )  # fmt: skip
 
 
+class DamagedRow(ValueError):
+    """A stored row ragrail did not write (the file was edited by hand)."""
+
+
 def from_row(r: tuple) -> Conversation:
+    """The conversation a row holds; DamagedRow when the row is not one ragrail wrote."""
+    try:
+        return _from_row(r)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise DamagedRow(f"conversation {r[0]!r}: {exc}") from None
+
+
+def _from_row(r: tuple) -> Conversation:
     def flag(value: int | None) -> bool | None:
         return None if value is None else bool(value)
 
@@ -113,6 +129,11 @@ class LogStore:
         if not create and not path.is_file():
             raise InputError(
                 "no production logs yet: run `ragrail logs ingest FILE` first", str(path)
+            )
+        if not create and path.stat().st_size == 0:  # reading must not make it a database
+            raise InputError(
+                "an empty file, not a log database: run `ragrail logs ingest FILE` first",
+                str(path),
             )
         try:
             if create:
@@ -159,19 +180,43 @@ class LogStore:
         except sqlite3.Error as exc:
             raise self._failure(exc) from None
 
+    def _conversation(self, row: tuple) -> Conversation:
+        try:
+            return from_row(row)
+        except DamagedRow as exc:
+            raise InputError(
+                f"not a readable log database (a row ragrail did not write: {exc})",
+                str(self.path),
+            ) from None
+
+    def record_files(self, paths: Iterable[Path], at: float) -> None:
+        """Remember the exports ingested, so no output (``sample -o``) overwrites one."""
+        try:
+            with statedb.write_transaction(self.db):
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO ingested_files VALUES (?, ?)",
+                    [(str(p.resolve()), at) for p in paths],
+                )
+        except sqlite3.Error as exc:
+            raise self._failure(exc) from None
+
+    def ingested_files(self) -> list[Path]:
+        """Every export ingested into this database, as resolved paths."""
+        return [Path(r[0]) for r in self._rows("SELECT path FROM ingested_files ORDER BY path")]
+
     def conversations(self, version: str | None = None) -> Iterator[Conversation]:
         """Every stored conversation (of one version), oldest first, streamed."""
         where, params = ("WHERE version = ?", (version,)) if version is not None else ("", ())
         for row in self._rows(
             f"SELECT {_COLUMNS} FROM conversations {where} ORDER BY at, id", params
         ):
-            yield from_row(row)
+            yield self._conversation(row)
 
     def get(self, conversation_id: str) -> Conversation | None:
         for row in self._rows(
             f"SELECT {_COLUMNS} FROM conversations WHERE id = ?", (conversation_id,)
         ):
-            return from_row(row)
+            return self._conversation(row)
         return None
 
     def count(self) -> int:
