@@ -453,3 +453,23 @@ def test_workers_exit_when_the_ingest_is_killed(tmp_path: Path) -> None:
     for p in left:  # never leave them behind, even when the test fails
         os.kill(p, signal.SIGKILL)
     assert not left
+
+
+def test_the_workers_stored_row_is_the_row_of_the_conversation() -> None:
+    """Workers build the database row straight from the JSON; it must be exactly the row
+    the conversation would be stored as, for every shape of row."""
+    from ragrail.online.mapping import RowMapper
+    from ragrail.online.store import to_row
+
+    shapes = [
+        row(1),
+        row(2, contexts=["a bare passage", {"id": "faq.md#2", "text": "call +44 20 7946 0958"}]),
+        row(3, turns=[{"question": "and then?", "timestamp": 1_704_067_260}, "no time"]),
+        row(4, thumbs="down", escalated=1, resolved=False, latency_ms=812.5, cost=0.004),
+        row(5, tokens_in=900, tokens_out=12, user=None, version=None),
+        row(6, contexts=[], question="Wie lange dauert die Erstattung? 返金"),
+        row(7, contexts=[{"id": 17, "source": "s", "text": "t"}]),
+    ]
+    mapper = RowMapper(LogsConfig())
+    for shape in shapes * 2:  # the second pass reads passages from the memo
+        assert mapper.stored_row(shape) == to_row(mapper.conversation(shape)), shape["id"]

@@ -22,7 +22,7 @@ from ragrail.fileio import special_kind
 from ragrail.online.mapping import BadField, RowMapper
 from ragrail.online.record import Conversation
 from ragrail.online.rows import BadRow, jsonl_row
-from ragrail.online.store import LogStore, to_row
+from ragrail.online.store import LogStore
 
 BATCH = 5000  # rows per transaction: few commits, and a batch is a few MB at most
 SHOWN_BAD = 10  # bad rows kept (file, line, field, reason) for the summary
@@ -249,14 +249,14 @@ def _map_lines(name: str, start: int, lines: list[bytes]) -> tuple[list[tuple], 
     bad: list[BadRow] = []
     seen = 0
     for offset, raw in enumerate(lines):
-        row = jsonl_row(raw, start + offset, name, _MAPPER)
+        row = jsonl_row(raw, start + offset, name, _MAPPER, stored=True)
         if row is None:
             continue
         seen += 1
         if isinstance(row, BadRow):
             bad.append(row)
         else:
-            rows.append(to_row(row))
+            rows.append(row)  # type: ignore[arg-type]
     return rows, bad, seen
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from ragrail.config import LogsConfig
 from ragrail.online.record import Context, Conversation, Turn
 from ragrail.online.redact import make_redactor, user_key
+from ragrail.online.store import encode_context, encode_turns
 
 MISSING: Any = object()
 UNVERSIONED = "unknown"  # the version of a row that logs none
@@ -217,7 +218,7 @@ class RowMapper:
         self.simple_contexts = (
             tuple(p[0] for p in inner) if all(len(p) == 1 for p in inner) else None
         )
-        self.context_memo: dict[tuple[Any, ...], Context] = {}
+        self.context_memo: dict[tuple[Any, ...], tuple[Context, str]] = {}
 
         # (top-level key, or None and the dotted path) per field, in _FIELDS order
         self.lookups = [
@@ -238,6 +239,24 @@ class RowMapper:
 
     def conversation(self, row: Any) -> Conversation:
         """The conversation in ``row``, redacted; BadField when it cannot be read."""
+        fields, _ = self._fields(row)
+        return Conversation(*fields)
+
+    def stored_row(self, row: Any) -> tuple[object, ...]:
+        """What :meth:`conversation` gives, as the database row ``store.to_row`` makes of it,
+        without building the conversation (ingest's workers: a third less work a line)."""
+        f, contexts_json = self._fields(row)
+        turns = f[7]
+        return (
+            f[0], f[1], f[2], f[5], f[3], f[4], contexts_json,
+            encode_turns(turns) if turns else "[]",
+            f[8], None if f[9] is None else int(f[9]), None if f[10] is None else int(f[10]),
+            f[11], f[12], f[13], f[14], "",
+        )  # fmt: skip
+
+    def _fields(self, row: Any) -> tuple[tuple[Any, ...], str]:
+        """The conversation's fields, in :class:`Conversation`'s order, and its contexts as
+        stored (compact JSON)."""
         if not isinstance(row, dict):
             raise BadField("-", f"expected a JSON object, got {_kind(row)}")
         cfg, redact = self.config, self.redact
@@ -259,23 +278,25 @@ class RowMapper:
         version = (_text(version, cfg.version, required=False, number=True) or "").strip()
         version = version or UNVERSIONED
         user = _text(user, cfg.user, required=False, number=True)
-        return Conversation(
-            id=redact(cid),
-            at=at,
-            version=redact(version),
-            question=redact(question),
-            answer=redact(answer),  # type: ignore[arg-type]
-            user=user_key(user) if user else None,
-            contexts=self._contexts(contexts),
-            turns=self._turns(turns),
-            thumbs=thumbs(vote, cfg.thumbs),
-            escalated=flag(escalated, cfg.escalated),
-            resolved=flag(resolved, cfg.resolved),
-            latency_ms=_optional_number(latency, cfg.latency_ms),
-            tokens_in=_optional_number(tokens_in, cfg.tokens_in, integer=True),
-            tokens_out=_optional_number(tokens_out, cfg.tokens_out, integer=True),
-            cost=_optional_number(cost, cfg.cost),
-        )
+        pairs = self._contexts(contexts)
+        contexts_json = "[" + ",".join([f for _, f in pairs]) + "]"
+        return (
+            redact(cid),
+            at,
+            redact(version),
+            redact(question),
+            redact(answer),  # type: ignore[arg-type]
+            user_key(user) if user else None,
+            tuple([c for c, _ in pairs]),
+            self._turns(turns),
+            thumbs(vote, cfg.thumbs),
+            flag(escalated, cfg.escalated),
+            flag(resolved, cfg.resolved),
+            _optional_number(latency, cfg.latency_ms),
+            _optional_number(tokens_in, cfg.tokens_in, integer=True),
+            _optional_number(tokens_out, cfg.tokens_out, integer=True),
+            _optional_number(cost, cfg.cost),
+        ), contexts_json
 
     def _cell_json(self, value: Any, name: str) -> Any:
         """A CSV cell holding JSON text (contexts, turns) parsed; JSON rows pass through."""
@@ -291,11 +312,12 @@ class RowMapper:
         except InputError as exc:
             raise BadField(name, exc.message) from None
 
-    def _contexts(self, value: Any) -> tuple[Context, ...]:
+    def _contexts(self, value: Any) -> list[tuple[Context, str]]:
+        """Each context with its stored JSON (``["id","source","text"]``)."""
         name = self.config.contexts
         value = self._cell_json(value, name)
         if value is MISSING or value is None:
-            return ()
+            return []
         if not isinstance(value, list):
             raise BadField(name, f"expected a list, got {_kind(value)}")
         cid, csrc, ctext = (
@@ -322,7 +344,8 @@ class RowMapper:
                         continue
             at = f"{name}.{i}"
             if isinstance(item, str):  # a bare passage
-                out.append(Context(str(i), "", redact(item)))
+                bare = Context(str(i), "", redact(item))
+                out.append((bare, encode_context(bare)))
                 continue
             if not isinstance(item, dict):
                 raise BadField(at, f"expected an object or text, got {_kind(item)}")
@@ -336,12 +359,13 @@ class RowMapper:
             context = Context(
                 redact(ident) if ident else str(i), redact(source), redact(text or "")
             )
+            pair = (context, encode_context(context))
             if key is not None:
                 if len(memo) >= CONTEXT_MEMO_SIZE:
                     memo.clear()
-                memo[key] = context
-            out.append(context)
-        return tuple(out)
+                memo[key] = pair
+            out.append(pair)
+        return out
 
     def _turns(self, value: Any) -> tuple[Turn, ...]:
         name = self.config.turns

@@ -54,9 +54,11 @@ def _parse(raw: bytes, text: str) -> object:
 
 
 def jsonl_row(
-    raw: bytes, lineno: int, name: str, mapper: RowMapper
-) -> Conversation | BadRow | None:
-    """One JSON Lines line as a conversation, a bad row, or None when it is blank."""
+    raw: bytes, lineno: int, name: str, mapper: RowMapper, stored: bool = False
+) -> Conversation | tuple[object, ...] | BadRow | None:
+    """One JSON Lines line as a conversation (``stored``: as its database row), a bad
+    row, or None when it is blank."""
+    convert = mapper.stored_row if stored else mapper.conversation
     raw = raw.strip()
     if not raw:
         return None
@@ -65,7 +67,7 @@ def jsonl_row(
     # as a float, so a row it refuses, or that its reading makes bad, is read again by the
     # standard readers, and only their reading decides.
     try:
-        return mapper.conversation(orjson.loads(raw))
+        return convert(orjson.loads(raw))
     except (orjson.JSONDecodeError, BadField):
         pass
     try:
@@ -82,6 +84,6 @@ def jsonl_row(
             message = exc.message
         return BadRow(name, lineno, "-", message)
     try:
-        return mapper.conversation(data)
+        return convert(data)
     except BadField as exc:
         return BadRow(name, lineno, exc.field, exc.reason)

@@ -68,6 +68,16 @@ def _bool(value: bool | None) -> int | None:
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
+def encode_context(context: Context) -> str:
+    """One context as stored: compact JSON ``["id","source","text"]``."""
+    return _COMPACT.encode([context.id, context.source, context.text])
+
+
+def encode_turns(turns: tuple[Turn, ...]) -> str:
+    """Follow-up turns as stored: compact JSON ``[["question", at], ...]``."""
+    return _COMPACT.encode([[t.question, t.at] for t in turns])
+
+
 _FRAGMENTS: dict[Context, str] = {}
 FRAGMENTS_KEPT = 20_000  # encoded passages remembered (a log repeats its corpus's chunks)
 
@@ -78,14 +88,14 @@ def _fragment(context: Context) -> str:
     if done is None:
         if len(_FRAGMENTS) >= FRAGMENTS_KEPT:
             _FRAGMENTS.clear()
-        done = _FRAGMENTS[context] = _COMPACT.encode([context.id, context.source, context.text])
+        done = _FRAGMENTS[context] = encode_context(context)
     return done
 
 
 def to_row(c: Conversation) -> tuple[object, ...]:
     """The row a conversation is stored as (contexts and turns as compact JSON)."""
     contexts = "[" + ",".join(map(_fragment, c.contexts)) + "]"
-    turns = _COMPACT.encode([[t.question, t.at] for t in c.turns]) if c.turns else "[]"
+    turns = encode_turns(c.turns) if c.turns else "[]"
     return (
         c.id, c.at, c.version, c.user, c.question, c.answer, contexts, turns, c.thumbs,
         _bool(c.escalated), _bool(c.resolved), c.latency_ms, c.tokens_in, c.tokens_out,
