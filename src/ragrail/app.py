@@ -69,6 +69,7 @@ class Prepared:
     judge: JudgeConfig | None
     history: Path | None  # where to record the run; None: not recorded
     system: Any = None  # the user's system under test (None: the project's)
+    backend: Any = None  # ragrail.backends.Backend (None: local)
 
 
 @dataclass
@@ -179,6 +180,9 @@ def prepare(
             check_judge_provider(judge_cfg)
     if own_system:
         refuse_pipeline_flags(o, "python" if system is not None else project.config.system.kind)
+    from ragrail.backends import choose
+
+    backend = choose(project, o)  # a missing Ray is exit 2 before any work
     return Prepared(
         project,
         o,
@@ -189,6 +193,7 @@ def prepare(
         judge_cfg,
         history,
         system,
+        backend,
     )
 
 
@@ -219,7 +224,11 @@ def run(prepared: Prepared, progress: Progress | None = None) -> Evaluation:
         raise InputError("a dry run sends nothing: use dry_run_plan()")
     evaluation = Evaluation(result=None, baseline=p.baseline, baseline_path=p.baseline_path)  # type: ignore[arg-type]
     evaluation.docs, evaluation.golden_path = p.overrides.docs or p.project.docs, p.golden.path
-    if p.system is None and p.project.config.system.kind == "pipeline":
+    if p.backend is not None and not p.backend.local:
+        from ragrail.backends.ray import run_on_ray
+
+        run_on_ray(p, evaluation, progress)
+    elif p.system is None and p.project.config.system.kind == "pipeline":
         _run_pipeline(p, evaluation, progress)
     else:
         _run_system(p, evaluation)

@@ -240,6 +240,22 @@ class LogsConfig(BaseModel):
         return value
 
 
+class RunConfig(BaseModel):
+    """``[run]``: where the per-question work runs (``ragrail run --backend``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["local", "ray"] = "local"  # ray: the optional extra ragrail[ray]
+    address: str | None = None  # the Ray cluster's (None: a Ray instance for the run)
+
+    @field_validator("address")
+    @classmethod
+    def _address_not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("is empty; leave it out to start Ray on this machine")
+        return value
+
+
 class ProjectConfig(BaseModel):
     """The schema of ``ragrail.toml``."""
 
@@ -259,6 +275,7 @@ class ProjectConfig(BaseModel):
     checks: list[CheckSpec] = Field(default_factory=list)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     logs: LogsConfig = Field(default_factory=LogsConfig)
+    run: RunConfig = Field(default_factory=RunConfig)
 
 
 class Project(BaseModel):

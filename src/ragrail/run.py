@@ -183,11 +183,27 @@ def score_run(
     pipeline: Pipeline | None = None,
 ) -> RunResult:
     """Score every trace; with the pipeline at hand, also locate the facts retrieval missed."""
+    from ragrail.gcpause import paused_gc
+
+    options = options or ScoringOptions(k=config.top_k)
+    with paused_gc():
+        results = score_cases(config.min_score, cases, traces, options, pipeline)
+        return RunResult(config=config, totals=compute_totals(results), cases=results)
+
+
+def score_cases(
+    min_score: float,
+    cases: Sequence[Case],
+    traces: Sequence[Trace],
+    options: ScoringOptions,
+    pipeline: Pipeline | None = None,
+) -> list[CaseResult]:
+    """Each question's scores, alone: what a backend may compute anywhere, in any slices,
+    before :func:`compute_totals` adds them up on the driver."""
     from ragrail.diagnose import assign_cause, locate_missed_facts
     from ragrail.gcpause import paused_gc
     from ragrail.scoring.matching import normalise
 
-    options = options or ScoringOptions(k=config.top_k)
     normalised = options.cache.memoised(normalise)  # the run's own memo, bounded with it
     results = []
     with paused_gc():
@@ -199,9 +215,9 @@ def score_run(
                 and result.retrieval_recall < 1
             ):
                 result.missed_facts = locate_missed_facts(case, result.facts_retrieved, pipeline)
-            assign_cause(result, config.min_score, normalised)
+            assign_cause(result, min_score, normalised)
             results.append(result)
-        return RunResult(config=config, totals=compute_totals(results), cases=results)
+    return results
 
 
 def rescore(run: RunResult, cases: Sequence[Case]) -> RunResult:
@@ -313,8 +329,15 @@ def evaluate_system(
 ) -> RunResult:
     """Score a user's own system (a callable, an HTTP endpoint or an outputs file)."""
     traces = system.traces(golden.cases)
+    config = system_config(name, system, traces)
+    return score_run(config, golden.cases, traces, options or ScoringOptions(k=config.top_k))
+
+
+def system_config(name: str, system: Any, traces: Sequence[Trace]) -> RunConfig:
+    """The run's configuration for a user's own system, as its traces show it: k is the
+    most contexts a question got, the chunks are the distinct ids retrieved."""
     top_k = max((len(t.retrieved) for t in traces), default=1) or 1
-    config = RunConfig(
+    return RunConfig(
         name=name,
         chunking=system.kind,
         top_k=top_k,
@@ -323,6 +346,5 @@ def evaluate_system(
         answerer=system.name,
         answerer_label=system.label,
         n_chunks=len({c.id for t in traces for c in t.retrieved}),
-        n_cases=len(golden.cases),
+        n_cases=len(traces),
     )
-    return score_run(config, golden.cases, traces, options or ScoringOptions(k=config.top_k))

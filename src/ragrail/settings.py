@@ -56,6 +56,8 @@ class Overrides:
     judge_tpm: float | None = None
     trust_unvalidated: bool = False
     no_history: bool = False
+    backend: str | None = None  # local or ray (default: [run] backend)
+    address: str | None = None  # the Ray cluster's (default: [run] address)
 
     @classmethod
     def of(cls, values: dict[str, Any]) -> Overrides:

@@ -15,6 +15,7 @@ import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ragrail.golden import GoldenSet
 from ragrail.results import RetrievedChunk, RunResult
@@ -25,6 +26,9 @@ from ragrail.system.answerers.base import Answerer
 from ragrail.system.corpus import describe_chunking
 from ragrail.system.pipeline import Pipeline, PipelineSettings
 from ragrail.system.retrieval import min_score_problem
+
+if TYPE_CHECKING:
+    from ragrail.backends import Backend
 
 METRICS = ("hit_rate", "recall", "answer_pass_rate", "context_precision", "mrr")
 
@@ -92,55 +96,81 @@ def run_sweep(
     answerer: Answerer,
     options: ScoringOptions | None = None,
     min_scores: Sequence[float] | None = None,
+    backend: Backend | None = None,
 ) -> list[SweepRow]:
     """Evaluate every combination; each (chunking, retriever) index is built once.
 
     ``min_scores`` defaults to ``base.min_score``; a threshold a retriever can never
-    reach is skipped for that retriever (see ``unusable_thresholds``).
+    reach is skipped for that retriever (see ``unusable_thresholds``). ``backend``
+    ray: each (chunking, retriever) group is a Ray task (same rows, same order).
     """
     thresholds = list(min_scores) if min_scores else [base.min_score]
-    questions = [c.question for c in golden.cases]
-    abstain_cases = sum(1 for c in golden.cases if c.expects_abstain)
-    rows = []
+    groups = []
     for words in chunk_words:
         for retriever in retrievers:
             usable = [m for m in thresholds if min_score_problem(retriever, m) is None]
-            if not usable:
-                continue
-            pipeline = Pipeline(
-                dataclasses.replace(
+            if usable:
+                settings = dataclasses.replace(
                     base, chunk_words=words, retriever=retriever, min_score=usable[0]
                 )
+                groups.append((settings, tuple(usable)))
+    job = SweepJob(name, golden, tuple(top_ks), answerer, options)
+    if backend is None or backend.local:
+        parts = [sweep_group(job, settings, usable) for settings, usable in groups]
+    else:
+        from ragrail.backends.ray import gather_everywhere
+
+        parts = gather_everywhere(backend, sweep_group, job, groups)
+    return rank_rows([row for part in parts for row in part])
+
+
+@dataclass(frozen=True)
+class SweepJob:
+    """What every (chunking, retriever) group of a sweep shares."""
+
+    name: str
+    golden: GoldenSet
+    top_ks: tuple[int, ...]
+    answerer: Answerer
+    options: ScoringOptions | None
+
+
+def sweep_group(
+    job: SweepJob, settings: PipelineSettings, thresholds: Sequence[float]
+) -> list[SweepRow]:
+    """The rows of one (chunking, retriever) index: every k and usable threshold."""
+    golden, words, retriever = job.golden, settings.chunk_words or 0, settings.retriever
+    questions = [c.question for c in golden.cases]
+    abstain_cases = sum(1 for c in golden.cases if c.expects_abstain)
+    pipeline = Pipeline(settings)
+    rows = []
+    for k in job.top_ks:
+        unthresholded = pipeline.with_settings(top_k=k, min_score=0.0).retrieve(questions)
+        opts = dataclasses.replace(job.options or ScoringOptions(), k=k)
+        for threshold in thresholds:
+            at = pipeline.with_settings(top_k=k, min_score=threshold)
+            result = evaluate(job.name, golden, at, job.answerer, options=opts)
+            st = result.totals.stats
+            rows.append(
+                SweepRow(
+                    chunking=describe_chunking(words),
+                    chunk_words=words,
+                    retriever=retriever,
+                    top_k=k,
+                    n_chunks=len(pipeline.chunks),
+                    hit_rate=st["hit_rate"].value,
+                    recall=st["recall"].value,
+                    answer_pass_rate=st["answer_pass_rate"].value,
+                    context_precision=st["context_precision"].value,
+                    mrr=st["mrr"].value,
+                    prompt_tokens=result.totals.prompt_tokens_mean,
+                    min_score=threshold,
+                    abstain_passed=sum(1 for c in result.cases if not c.sources and c.answer_pass),
+                    abstain_cases=abstain_cases,
+                    answerable_lost=lost_retrieval(golden, unthresholded, result),
+                )
             )
-            for k in top_ks:
-                unthresholded = pipeline.with_settings(top_k=k, min_score=0.0).retrieve(questions)
-                opts = dataclasses.replace(options or ScoringOptions(), k=k)
-                for threshold in usable:
-                    at = pipeline.with_settings(top_k=k, min_score=threshold)
-                    result = evaluate(name, golden, at, answerer, options=opts)
-                    st = result.totals.stats
-                    rows.append(
-                        SweepRow(
-                            chunking=describe_chunking(words),
-                            chunk_words=words,
-                            retriever=retriever,
-                            top_k=k,
-                            n_chunks=len(pipeline.chunks),
-                            hit_rate=st["hit_rate"].value,
-                            recall=st["recall"].value,
-                            answer_pass_rate=st["answer_pass_rate"].value,
-                            context_precision=st["context_precision"].value,
-                            mrr=st["mrr"].value,
-                            prompt_tokens=result.totals.prompt_tokens_mean,
-                            min_score=threshold,
-                            abstain_passed=sum(
-                                1 for c in result.cases if not c.sources and c.answer_pass
-                            ),
-                            abstain_cases=abstain_cases,
-                            answerable_lost=lost_retrieval(golden, unthresholded, result),
-                        )
-                    )
-    return rank_rows(rows)
+    return rows
 
 
 def _key(value: float | None) -> float:

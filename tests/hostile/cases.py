@@ -687,4 +687,18 @@ CASES: list[Hostile] = [
     Hostile("logs-db-is-a-folder", USAGE, both(write("log.jsonl", LOG_ROW % (1, 1, 1)), mkdir("db.sqlite")), args=("logs", "ingest", "log.jsonl", "--db", "db.sqlite"), says="directory"),
     Hostile("logs-ingest-cost-too-large-is-a-bad-row", OK, write("log.jsonl", LOG_ROW % (1, 1, 1) + '{"id": "c2", "timestamp": 1704067200, "question": "q", "answer": "a", "cost": 1e308}\n'), args=("logs", "ingest", "log.jsonl"), says="cost: number too large"),
     Hostile("logs-redact-pattern-invalid", USAGE, both(write("log.jsonl", '{"id": "c1", "timestamp": 1704067200, "question": "q", "answer": "a"}\n'), config_add("\n[logs]\nredact = ['(x']\n")), args=("logs", "ingest", "log.jsonl"), says="logs.redact"),
+    # shards (issue 15): a bad slice or an incomplete, foreign or broken set is exit 2
+    Hostile("shard-syntax-bad", USAGE, args=("run", "--shard", "1-3", "--json", "s.json"), says="--shard"),
+    Hostile("shard-index-not-below-n", USAGE, args=("run", "--shard", "3/3", "--json", "s.json"), says="--shard"),
+    Hostile("shard-of-zero", USAGE, args=("run", "--shard", "0/0", "--json", "s.json"), says="--shard"),
+    Hostile("shard-huge-n-ok", OK, args=("run", "--shard", "5/999999999", "--json", "s.json")),
+    Hostile("shard-with-save-baseline", USAGE, args=("run", "--shard", "0/2", "--save-baseline", "--json", "s.json"), says="save-baseline"),
+    Hostile("shard-without-json", USAGE, args=("run", "--shard", "0/2"), says="--json"),
+    Hostile("shard-json-over-golden", USAGE, args=("run", "--shard", "0/2", "--json", "golden.json"), says="golden set"),
+    Hostile("merge-a-golden-set", USAGE, args=("merge", "golden.json"), says="not a shard"),
+    Hostile("merge-a-missing-file", USAGE, args=("merge", "nope.json"), says="nope.json"),
+    Hostile("merge-a-folder", USAGE, mkdir("s.json"), args=("merge", "s.json"), says="s.json"),
+    Hostile("merge-broken-json", USAGE, write("s.json", '{"shard": '), args=("merge", "s.json"), says="s.json"),
+    Hostile("merge-bad-shard-field", USAGE, write("s.json", '{"shard": {"index": -1}}'), args=("merge", "s.json"), says="shard.index"),
+    Hostile("merge-shard-field-not-object", USAGE, write("s.json", '{"shard": [1]}'), args=("merge", "s.json"), says="shard"),
 ]

@@ -68,6 +68,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "logs",
         "Production logs: ingest conversation exports (redacted) into .ragrail/logs.sqlite.",
     ),
+    "merge": (
+        "ragrail.cli.merge",
+        "merge",
+        "Merge the results of every `ragrail run --shard I/N` into one run and compare it.",
+    ),
     "online": (
         "ragrail.cli.online",
         "online",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import click
 
@@ -71,6 +72,8 @@ def run_and_report(opts: RunOptions) -> int:
             f"`ragrail example {opts.example} DIR` and run `ragrail run --save-baseline` there "
             "(or pass --baseline PATH)"
         )
+    if opts.shard is not None:
+        _check_shard_flags(opts)
     out = Out(opts.json_path)
     project = app.load_project(opts.config, opts.example)
     outputs = [
@@ -81,6 +84,11 @@ def run_and_report(opts: RunOptions) -> int:
     prepared = app.prepare(
         project, overrides(opts), outputs=outputs, save_baseline=opts.save_baseline
     )
+    shard = None
+    if opts.shard is not None:
+        from ragrail.shards import slice_prepared
+
+        shard = slice_prepared(prepared, opts.shard)
     if opts.dry_run:
         from ragrail.reports.terminal import plan_text
 
@@ -95,13 +103,81 @@ def run_and_report(opts: RunOptions) -> int:
         return EXIT_INTERRUPTED
     for note in evaluation.notes:
         out.say(note)
-    if prepared.history is not None:
-        result_id = app.record(project, evaluation.result, prepared.history)
+    if shard is not None:
+        return _report_shard(opts, project.config, evaluation, shard, out)
+    record_run(project, evaluation.result, prepared.history, out)
+    return _report(opts, project.config, evaluation, out)
+
+
+def record_run(project: Any, result: Any, history: Path | None, out: Out) -> None:
+    """Record the run in the history (unless it is off) and say under which id."""
+    from ragrail import app
+
+    if history is not None:
+        result_id = app.record(project, result, history)
         if result_id is not None and not out.quiet:
             click.echo(
                 f"(recorded as run {result_id}: `ragrail history`, `ragrail report`)", err=True
             )
-    return _report(opts, project.config, evaluation, out)
+
+
+def _check_shard_flags(opts: RunOptions) -> None:
+    """--shard writes results for `ragrail merge` and nothing else."""
+    if opts.save_baseline:
+        raise InputError(
+            f"--shard {opts.shard} with --save-baseline: one shard is not a run to accept; "
+            "merge the shards with `ragrail merge`, or save from an unsharded run"
+        )
+    for flag, value in (("--junit", opts.junit), ("--markdown", opts.markdown)):
+        if value is not None:
+            raise InputError(
+                f"--shard {opts.shard} with {flag}: a shard has no verdict to report; "
+                f"pass {flag} to `ragrail merge`"
+            )
+    if opts.json_path is None and not opts.dry_run:
+        raise InputError(
+            f"--shard {opts.shard} needs --json PATH: `ragrail merge` reads each shard's results"
+        )
+
+
+def _report_shard(opts: RunOptions, cfg: Any, evaluation: Any, shard: Any, out: Out) -> int:
+    """A shard's scorecard and results file; no comparison, baseline or history."""
+    from ragrail import app
+    from ragrail.reports.terminal import reruns_text, scorecard
+    from ragrail.shards import save_shard, shard_pieces
+
+    result = evaluation.result
+    out.say(scorecard(result, metrics=opts.metrics or cfg.report.metrics or out.verbose))
+    if evaluation.reruns:
+        out.say()
+        out.say(reruns_text(evaluation.reruns))
+    if out.json_to_stdout:
+        for piece in shard_pieces(result, shard):
+            click.echo(piece, nl=False)
+    elif opts.json_path is not None:
+        save_shard(result, shard, opts.json_path)
+        out.say(f"Wrote shard results to {opts.json_path}")
+    out.verdict(
+        f"{'' if out.quiet else chr(10)}Shard {shard.index}/{shard.count}: "
+        f"{len(result.cases)} of {shard.n_cases} questions. Not compared with the baseline, "
+        "no baseline saved, not recorded: a shard alone is not a verdict; `ragrail merge` "
+        f"the results of {'it' if shard.count == 1 else f'all {shard.count} shards'}."
+    )
+    failed = app.failures(result)
+    if failed is not None:
+        click.echo(f"ragrail: {failed} (shown as ERROR above); exit 3", err=True)
+        return EXIT_SYSTEM
+    return EXIT_OK
+
+
+class ReportOptions(Protocol):
+    """What :func:`report` reads of the flags (``run``'s, or ``merge``'s)."""
+
+    metrics: bool
+    save_baseline: bool
+    json_path: Path | None
+    junit: Path | None
+    markdown: Path | None
 
 
 def _describe_inputs(out: Out, prepared: Any) -> None:
@@ -115,7 +191,8 @@ def _describe_inputs(out: Out, prepared: Any) -> None:
     out.detail()
 
 
-def _report(opts: RunOptions, cfg: Any, evaluation: Any, out: Out) -> int:
+def _report(opts: ReportOptions, cfg: Any, evaluation: Any, out: Out) -> int:
+    """The scorecard, the diff, the outputs, the verdict: the same for a run and a merge."""
     from ragrail import app
     from ragrail.reports.terminal import diff_text, reruns_text, scorecard, verdict_lines
 
@@ -173,7 +250,10 @@ def _report(opts: RunOptions, cfg: Any, evaluation: Any, out: Out) -> int:
     return code
 
 
-def _write_outputs(opts: RunOptions, result: Any, diff: Any, out: Out) -> None:
+report = _report
+
+
+def _write_outputs(opts: ReportOptions, result: Any, diff: Any, out: Out) -> None:
     """--json (a file, or stdout with -), --junit and --markdown, each written whole."""
     if opts.json_path is not None:
         if out.json_to_stdout:

@@ -68,6 +68,26 @@ class RunOptions:
     judge_rpm: float | None
     judge_tpm: float | None
     trust_unvalidated: bool
+    backend: str | None = None  # --backend local|ray
+    address: str | None = None  # --address: the Ray cluster's
+    shard: Any = None  # ragrail.shards.Shard: --shard I/N
+
+
+class ShardType(click.ParamType):
+    """``I/N``: shard I of N (``ragrail.shards.parse_shard``)."""
+
+    name = "I/N"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from ragrail.errors import InputError
+        from ragrail.shards import Shard, parse_shard
+
+        if isinstance(value, Shard):
+            return value
+        try:
+            return parse_shard(str(value))
+        except InputError as exc:
+            self.fail(exc.message, param, ctx)
 
 
 def judge_call_options() -> list[Any]:
@@ -280,9 +300,29 @@ def run_options(func: Any) -> Any:
             "--no-history", is_flag=True, help="Do not record this run in .ragrail/history.sqlite."
         ),
         click.option(
+            "--backend",
+            type=click.Choice(["local", "ray"]),
+            help="Where the questions are answered and scored: here (local, default) or as "
+            "Ray tasks (ray: needs ragrail[ray]); the results are the same (default: [run] backend).",
+        ),
+        click.option(
+            "--address",
+            metavar="ADDR",
+            callback=_not_blank,
+            help="The Ray cluster to join, host:port (default: [run] address, else a Ray "
+            "instance started on this machine for the run).",
+        ),
+        click.option(
             "--retriever",
             type=click.Choice(["standin", "bm25", "dense"]),
             help="standin (word matching, default), bm25, or dense (needs ragrail[semantic]).",
+        ),
+        click.option(
+            "--shard",
+            type=ShardType(),
+            metavar="I/N",
+            help="Evaluate only shard I of N (0 to N-1; by a hash of each case id) and write "
+            "its --json results for `ragrail merge`; compares, saves and records nothing.",
         ),
         click.option(
             "--metrics",

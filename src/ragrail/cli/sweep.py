@@ -80,6 +80,12 @@ def _score_list(ctx: Any, param: Any, value: str | None) -> list[float] | None:
     type=click.Path(path_type=Path),
     help="Where to write the table as CSV (default: .ragrail/sweep.csv).",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    help="local (default: [run] backend), or ray: each chunking x retriever index is a Ray task.",
+)
+@click.option("--address", metavar="ADDR", help="The Ray cluster to join (default: [run] address).")
 @output_options()
 def sweep(
     config: Path | None,
@@ -90,6 +96,8 @@ def sweep(
     min_scores: list[float] | None,
     json_path: Path | None,
     csv_path: Path | None,
+    backend: str | None = None,
+    address: str | None = None,
 ) -> int:
     """Try every combination of chunking x retriever x k x min score and tabulate the totals.
 
@@ -116,6 +124,7 @@ def sweep(
     out = Out(json_path)
     project = load_project(config, example)
     cfg = project.config
+    chosen = _backend(project, backend, address)  # a missing Ray: exit 2 before any work
     targets = [
         (check_writable_output(path, what), path, what)  # before the sweep, not after it
         for path, what in ((json_path, "--json table"), (csv_path, "--csv table"))
@@ -170,8 +179,9 @@ def sweep(
     total = len(words) * len(ks) * (len(names) * len(thresholds) - len(skipped))
     click.echo(f"{cfg.name}: {total} configurations x {len(golden.cases)} questions", err=True)
     rows = run_sweep(
-        cfg.name, golden, base, words, ks, names, answerer, options, min_scores=thresholds
-    )
+        cfg.name, golden, base, words, ks, names, answerer, options, min_scores=thresholds,
+        backend=chosen,
+    )  # fmt: skip
     out.say(sweep_table(rows, thresholds=min_scores is not None))
     if out.json_to_stdout:
         click.echo(to_json(rows), nl=False)
@@ -190,6 +200,13 @@ def sweep(
     if written:
         out.verdict(f"Wrote {' and '.join(written)}")
     return EXIT_OK
+
+
+def _backend(project: Any, backend: str | None, address: str | None) -> Any:
+    from ragrail.backends import choose
+    from ragrail.settings import Overrides
+
+    return choose(project, Overrides(backend=backend, address=address))
 
 
 def _write_state_copy(path: Path, text: str, what: str) -> bool:

@@ -1,0 +1,253 @@
+"""The Ray backend: the golden set in slices, each answered and scored by a Ray task;
+the driver gathers the slices in golden-set order and adds them up.
+
+- Model calls: each model's rpm/tpm bucket (:mod:`ragrail.calls.limiter`) lives in one
+  Ray actor that every worker asks before each request, so the limits hold for the
+  whole cluster; ``concurrency`` is the cluster's too, shared out among the tasks that
+  run at once.
+- The reply cache: every worker opens the project's SQLite cache file (WAL, busy
+  timeout), which is safe for processes on one machine or one local disk. Workers on
+  other machines need the project folder at the same path on a disk that supports
+  SQLite's locking (not NFS): otherwise run with --no-cache.
+- Workers import ragrail from their own Python: every node needs ragrail (and the
+  user's system module) installed, the same version as the driver.
+- Not fanned out: the LLM judge (it runs on the driver after the answers, through one
+  call layer) and --rerun-failures (refused with this backend).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ragrail.backends.work import Piece, PipelineJob, RemoteLimiter, SystemJob
+from ragrail.errors import SystemFailure
+
+if TYPE_CHECKING:
+    from ragrail.app import Evaluation, Prepared, Progress
+    from ragrail.backends import Backend
+
+# A slice is small enough that the cluster's CPUs share the work evenly (about four
+# slices each) and large enough that a task's overhead (a few ms) stays invisible.
+SLICES_PER_CPU = 4
+MAX_SLICE = 5_000
+# Slices sent ahead of the results: bounds what waits in the object store at once.
+IN_FLIGHT_PER_CPU = 2
+# A Ray instance started for the run: small, since it shares the machine with the run.
+LOCAL_OBJECT_STORE = 200_000_000
+
+
+class LimiterActor:
+    """One model's rate limiter for the whole cluster (run as an async Ray actor:
+    requests wait their turn on its one event loop, first come first served)."""
+
+    def __init__(self, rpm: float | None, tpm: float | None) -> None:
+        from ragrail.calls.limiter import RateLimiter
+
+        self.limiter = RateLimiter(rpm=rpm, tpm=tpm)
+
+    async def acquire(self, tokens: int) -> float:
+        return await self.limiter.acquire(tokens)
+
+    async def settle(self, estimate: int, n_in: int | None, n_out: int | None) -> None:
+        self.limiter.settle(estimate, n_in, n_out)
+
+
+def connect(address: str | None) -> tuple[Any, bool]:
+    """(the ray module, whether this call started Ray): joins the cluster at
+    ``address``, or starts a small Ray instance on this machine for the run."""
+    import logging
+    import os
+
+    import ray
+
+    if ray.is_initialized():
+        return ray, False
+    options: dict[str, Any] = {
+        "include_dashboard": False,
+        "logging_level": logging.ERROR,
+        "log_to_driver": False,
+        "configure_logging": True,
+    }
+    if address is None:
+        options.update(num_cpus=os.cpu_count() or 1, object_store_memory=LOCAL_OBJECT_STORE)
+    try:
+        ray.init(address=address, **options)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+        raise SystemFailure(f"cannot connect to {where}: {exc}") from None
+    return ray, True
+
+
+def cluster_cpus(ray: Any) -> int:
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def slices(n: int, cpus: int) -> list[range]:
+    """Consecutive index ranges covering ``range(n)``: about SLICES_PER_CPU per CPU."""
+    size = max(1, min(MAX_SLICE, math.ceil(n / (cpus * SLICES_PER_CPU))))
+    return [range(i, min(n, i + size)) for i in range(0, n, size)]
+
+
+def gather(
+    ray: Any,
+    fn: Callable[..., Any],
+    shared: Any,
+    args: Iterable[tuple[Any, ...]],
+    on_done: Callable[[Any], None] | None = None,
+    in_flight: int = 4,
+) -> list[Any]:
+    """``fn(shared, *a)`` for each ``a`` in ``args`` as Ray tasks, at most ``in_flight``
+    at once; the results in ``args`` order. A task's own error is raised as itself
+    (an input error stays exit 2); Ctrl-C cancels what is still running."""
+    from ray.exceptions import RayTaskError
+
+    remote = ray.remote(fn)
+    shared_ref = ray.put(shared)
+    queue = list(args)
+    out: list[Any] = [None] * len(queue)
+    pending: dict[Any, int] = {}
+    nxt = 0
+    try:
+        while nxt < len(queue) or pending:
+            while nxt < len(queue) and len(pending) < in_flight:
+                pending[remote.remote(shared_ref, *queue[nxt])] = nxt
+                queue[nxt] = ()  # its arguments are in the object store now
+                nxt += 1
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                index = pending.pop(ref)
+                try:
+                    out[index] = ray.get(ref)
+                except RayTaskError as exc:
+                    cause = exc.as_instanceof_cause() if exc.cause is None else exc.cause
+                    raise cause from None
+                if on_done is not None:
+                    on_done(out[index])
+    except KeyboardInterrupt:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        raise
+    return out
+
+
+def gather_everywhere(
+    backend: Backend, fn: Callable[..., Any], shared: Any, args: Sequence[tuple[Any, ...]]
+) -> list[Any]:
+    """``fn(shared, *a)`` for each ``a`` as Ray tasks on ``backend``'s cluster, in order
+    (a sweep's index groups)."""
+    ray, started = connect(backend.address)
+    try:
+        return gather(ray, fn, shared, args, None, cluster_cpus(ray) * IN_FLIGHT_PER_CPU)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def run_on_ray(p: Prepared, evaluation: Evaluation, progress: Progress | None) -> None:
+    """Run a prepared evaluation's questions on Ray; sets ``evaluation.result``."""
+    ray, started = connect(p.backend.address)
+    try:
+        if p.system is None and p.project.config.system.kind == "pipeline":
+            _pipeline(ray, p, evaluation, progress)
+        else:
+            _system(ray, p, evaluation)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _pipeline(ray: Any, p: Prepared, evaluation: Evaluation, progress: Progress | None) -> None:
+    from contextlib import nullcontext
+
+    from ragrail.calls.layer import CallResult, UsageTotals
+    from ragrail.results import RunResult
+    from ragrail.run import compute_totals
+    from ragrail.settings import answerer_spec, pipeline_settings
+
+    o, cfg, cases = p.overrides, p.project.config, p.golden.cases
+    spec = answerer_spec(p.project, o)
+    repeats = o.repeats or cfg.answerer.repeats
+    cpus = cluster_cpus(ray)
+    limiter = None
+    if spec.uses_model and (spec.calls.rpm is not None or spec.calls.tpm is not None):
+        actor = ray.remote(num_cpus=0)(LimiterActor).remote(spec.calls.rpm, spec.calls.tpm)
+        limiter = RemoteLimiter(actor, spec.calls.tpm is not None)
+    # the limits are the actor's now, and the concurrency the cluster's, shared out
+    calls = dataclasses.replace(
+        spec.calls, rpm=None, tpm=None, concurrency=max(1, spec.calls.concurrency // cpus)
+    )
+    job = PipelineJob(
+        cfg.name,
+        pipeline_settings(p.project, o),
+        dataclasses.replace(spec, calls=calls),
+        repeats,
+        p.options,
+        len(cases),
+        limiter,
+    )
+    usage = UsageTotals()
+    bar = progress or (lambda total, label: nullcontext(None))
+    with bar(repeats * len(cases), f"answering ({spec.name}) on Ray") as on_result:
+
+        def done(piece: Piece) -> None:
+            if piece.usage is not None:
+                usage.absorb(piece.usage)
+            if on_result is not None:
+                for _ in range(len(piece.results) * repeats):
+                    on_result(CallResult(text=None), usage)
+
+        parts = [(cases[r.start : r.stop],) for r in slices(len(cases), cpus)]
+        pieces: list[Piece] = gather(
+            ray, _pipeline_task, job, parts, done, cpus * IN_FLIGHT_PER_CPU
+        )
+    results = [r for piece in pieces for r in piece.results]
+    config = pieces[0].config if pieces else None
+    if config is None:  # an empty golden set: nothing ran, the pipeline is built here
+        from ragrail.backends.work import pipeline_for
+        from ragrail.run import run_config
+        from ragrail.system.answerers import build_answerer
+
+        config = run_config(cfg.name, pipeline_for(job.settings), build_answerer(spec), 0, repeats)
+    result = RunResult(config=config, totals=compute_totals(results), cases=results)
+    result.usage = usage.summary() if spec.uses_model else None
+    evaluation.result = result
+
+
+def _system(ray: Any, p: Prepared, evaluation: Evaluation) -> None:
+    from ragrail.app import make_system
+    from ragrail.gcpause import paused_gc
+    from ragrail.results import RunResult
+    from ragrail.run import compute_totals, system_config
+
+    cases = p.golden.cases
+    with paused_gc():  # an outputs file is read here: one trace per line
+        system = make_system(p.project, p.overrides, p.system)
+    # an outputs file is read once, here; a live system is asked by the workers
+    outputs = p.system is None and p.project.config.system.kind == "outputs"
+    traces: Sequence[Any] | None = system.traces(cases) if outputs else None
+    job = SystemJob(p.project, p.overrides, p.options, p.system)
+    cpus = cluster_cpus(ray)
+    parts = [
+        (cases[r.start : r.stop], None if traces is None else traces[r.start : r.stop])
+        for r in slices(len(cases), cpus)
+    ]
+    del traces
+    pieces: list[Piece] = gather(ray, _system_task, job, parts, None, cpus * IN_FLIGHT_PER_CPU)
+    results = [r for piece in pieces for r in piece.results]
+    config = system_config(p.project.config.name, system, [r.trace for r in results])
+    evaluation.result = RunResult(config=config, totals=compute_totals(results), cases=results)
+
+
+def _pipeline_task(job: PipelineJob, cases: Sequence[Any]) -> Piece:
+    from ragrail.backends.work import pipeline_piece
+
+    return pipeline_piece(job, cases)
+
+
+def _system_task(job: SystemJob, cases: Sequence[Any], traces: Sequence[Any] | None) -> Piece:
+    from ragrail.backends.work import system_piece
+
+    return system_piece(job, cases, traces)

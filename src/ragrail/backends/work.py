@@ -1,0 +1,120 @@
+"""The per-question work a backend hands out: answer and score one slice of the golden
+set. Plain functions of picklable jobs, so any process can run them (a Ray worker, or
+this one); nothing here imports Ray."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ragrail.calls.layer import UsageTotals
+    from ragrail.config import Project
+    from ragrail.golden import Case
+    from ragrail.results import CaseResult, RunConfig, Trace
+    from ragrail.scoring.case import ScoringOptions
+    from ragrail.settings import Overrides
+    from ragrail.system.answerers import AnswererSpec
+    from ragrail.system.pipeline import Pipeline, PipelineSettings
+
+
+@dataclass
+class PipelineJob:
+    """What every slice of a built-in pipeline run shares."""
+
+    name: str
+    settings: PipelineSettings
+    spec: AnswererSpec  # its rpm/tpm cleared: ``limiter`` is the cluster-wide one
+    repeats: int
+    options: ScoringOptions
+    n_cases: int  # the whole run's, for its RunConfig
+    limiter: Any = None  # a RemoteLimiter, or None: no rate limit
+
+
+@dataclass
+class SystemJob:
+    """What every slice of a run of the user's own system shares."""
+
+    project: Project
+    overrides: Overrides
+    options: ScoringOptions
+    system: Any = None  # the user's system as given to the API (None: the project's)
+
+
+@dataclass
+class Piece:
+    """What one slice gives back: its questions' results in golden-set order."""
+
+    results: list[CaseResult]
+    usage: UsageTotals | None = None  # the model calls it made (None: no model)
+    config: RunConfig | None = None  # the pipeline's, as the slice's worker built it
+
+
+class RemoteLimiter:
+    """The call layer's limiter, held by one Ray actor for the whole cluster: each request
+    waits its turn there (FIFO across every worker), so the model's rpm/tpm hold for the
+    run, not per worker. Duck-types :class:`ragrail.calls.limiter.RateLimiter`."""
+
+    def __init__(self, actor: Any, counts_tokens: bool) -> None:
+        self.actor = actor
+        self.counts_tokens = counts_tokens
+        self.waited = 0.0
+
+    async def acquire(self, tokens: int = 0) -> float:
+        waited = float(await self.actor.acquire.remote(tokens))
+        self.waited += waited
+        return waited
+
+    def settle(self, estimate: int, input_tokens: int | None, output_tokens: int | None) -> None:
+        self.actor.settle.remote(estimate, input_tokens, output_tokens)  # no need to wait
+
+
+# One worker process answers many slices: each index (chunking, retriever) is built once.
+_PIPELINES: dict[PipelineSettings, Pipeline] = {}
+_MAX_PIPELINES = 4
+
+
+def pipeline_for(settings: PipelineSettings) -> Pipeline:
+    """The pipeline for ``settings``, indexed once per process."""
+    from ragrail.system.pipeline import Pipeline
+
+    pipeline = _PIPELINES.get(settings)
+    if pipeline is None:
+        if len(_PIPELINES) >= _MAX_PIPELINES:
+            _PIPELINES.pop(next(iter(_PIPELINES)))
+        pipeline = _PIPELINES[settings] = Pipeline(settings)
+    return pipeline
+
+
+def pipeline_piece(job: PipelineJob, cases: Sequence[Case]) -> Piece:
+    """Retrieve, answer and score one slice through the built-in pipeline."""
+    from ragrail.run import run_config, score_cases
+    from ragrail.system.answerers import build_answerer
+
+    pipeline = pipeline_for(job.settings)
+    answerer = build_answerer(job.spec)
+    layer = getattr(answerer, "layer", None)
+    if layer is not None and job.limiter is not None:
+        layer.limiter = job.limiter
+    try:
+        ids, questions = [c.id for c in cases], [c.question for c in cases]
+        traces = pipeline.run(ids, questions, answerer, job.repeats)
+    finally:
+        if layer is not None and layer.cache is not None:
+            layer.cache.close()
+    config = run_config(job.name, pipeline, answerer, job.n_cases, job.repeats)
+    results = score_cases(config.min_score, cases, traces, job.options, pipeline)
+    return Piece(results, getattr(answerer, "usage", None), config)
+
+
+def system_piece(job: SystemJob, cases: Sequence[Case], traces: Sequence[Trace] | None) -> Piece:
+    """Score one slice of the user's system: ``traces`` when the driver has them (an
+    outputs file), else this slice's questions are put to the system here."""
+    from ragrail.run import score_cases
+
+    if traces is None:
+        from ragrail.app import make_system
+
+        traces = make_system(job.project, job.overrides, job.system).traces(cases)
+    return Piece(score_cases(0.0, cases, traces, job.options))

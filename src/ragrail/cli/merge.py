@@ -1,0 +1,86 @@
+"""``ragrail merge``: the results of every ``run --shard`` in, one run's report and verdict out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from ragrail.cli.common import CONTEXT, PATH, json_option
+from ragrail.cli.ui import Out, output_options
+
+
+@dataclass
+class MergeOptions:
+    """The flags ``cli.run.report`` reads."""
+
+    json_path: Path | None
+    junit: Path | None
+    markdown: Path | None
+    metrics: bool
+    save_baseline: bool = False
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("results", nargs=-1, required=True, type=PATH)
+@click.option("--config", "-c", type=PATH, help="Project file (default: ./ragrail.toml).")
+@click.option("--baseline", "-b", type=PATH, help="Baseline to compare with.")
+@json_option("the merged results (the same as an unsharded run's)")
+@click.option("--junit", type=PATH, metavar="PATH", help="Write JUnit XML, as `run --junit`.")
+@click.option(
+    "--markdown", type=PATH, metavar="PATH", help="Write a Markdown summary, as `run --markdown`."
+)
+@click.option(
+    "--no-history", is_flag=True, help="Do not record the run in .ragrail/history.sqlite."
+)
+@click.option("--metrics", is_flag=True, help="Also print the per-question metrics table.")
+@output_options()
+def merge(
+    results: tuple[Path, ...],
+    config: Path | None,
+    baseline: Path | None,
+    json_path: Path | None,
+    junit: Path | None,
+    markdown: Path | None,
+    no_history: bool,
+    metrics: bool,
+) -> int:
+    """Merge the results of every `ragrail run --shard I/N` into one run and compare it.
+
+    Checks that RESULTS are every shard 0/N to N-1/N once, of the same golden set and
+    configuration (else exit 2, naming the file), puts the questions back in golden-set
+    order and recomputes the totals; then compares with the baseline, prints the
+    scorecard and diff, records the run and exits exactly as an unsharded `ragrail run`
+    would: 0, 1 on a regression, 3 when a question failed to run.
+
+    \b
+      ragrail run --shard 0/2 --json shard-0.json      # on one machine
+      ragrail run --shard 1/2 --json shard-1.json      # on another
+      ragrail merge shard-*.json --json results.json   # the verdict
+    """
+    from ragrail import app
+    from ragrail.cli.run import record_run, report
+    from ragrail.reports.machine import to_stdout
+    from ragrail.settings import Overrides
+    from ragrail.shards import prepare_merge
+
+    out = Out(json_path)
+    project = app.load_project(config)
+    outputs = [
+        (None if to_stdout(json_path) else json_path, "--json results"),
+        (junit, "--junit report"),
+        (markdown, "--markdown summary"),
+    ]
+    overrides = Overrides(baseline=baseline, no_history=no_history)
+    merged = prepare_merge(project, overrides, list(results), outputs)
+    if not out.quiet:
+        count = len(results)
+        click.echo(f"(merged {count} shards: {len(merged.result.cases)} questions)", err=True)
+    record_run(project, merged.result, merged.history, out)
+    evaluation = app.Evaluation(
+        result=merged.result, baseline=merged.baseline, baseline_path=merged.baseline_path
+    )
+    return report(
+        MergeOptions(json_path, junit, markdown, metrics), project.config, evaluation, out
+    )

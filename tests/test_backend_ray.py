@@ -1,0 +1,281 @@
+"""``--backend ray``: the same per-question results and totals as the local backend.
+
+The equality tests start a Ray head on 127.0.0.1 with two CPUs for this module and stop
+it after. They skip when Ray is not installed, except under ``RAGRAIL_REQUIRE_RAY=1``
+(set by scripts/test.sh, which installs ragrail[ray]): there they fail. The tests of
+flags and settings need no Ray.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragrail.backends import RAY_EXTRA
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent / "benchmarks"))
+
+import anchor_data  # noqa: E402
+
+TIMING_FIELDS = {"created_at"}  # the only field two runs of the same inputs may differ in
+
+
+def _ray_missing() -> str | None:
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        return f"Ray is not installed ({RAY_EXTRA})"
+    if shutil.which("ray", path=str(Path(sys.executable).parent)) is None:
+        return "Ray's `ray` command is not beside this Python"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _ray_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    # no token: Ray 2.5x turns token auth on when ~/.ray/auth_token exists, and a head on
+    # 127.0.0.1 for one test module needs none (nor a token written into $HOME)
+    env.update(NO_COLOR="1", RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled")
+    return env
+
+
+@pytest.fixture(scope="module")
+def ray_head() -> Iterator[str]:
+    """The address of a Ray head on 127.0.0.1 with two CPUs, for this module only."""
+    missing = _ray_missing()
+    if missing is not None:
+        if os.environ.get("RAGRAIL_REQUIRE_RAY") == "1":
+            pytest.fail(f"{missing}, and RAGRAIL_REQUIRE_RAY=1 says these tests must run")
+        pytest.skip(missing)
+    port = _free_port()
+    # a short folder: Ray's socket paths under it must stay within the OS's 107 characters
+    temp = tempfile.mkdtemp(prefix="rgray-", dir="/tmp")
+    ray = str(Path(sys.executable).parent / "ray")
+    # --block keeps the head in this process group, so it is stopped by its own id below
+    # (`ray stop` would stop every Ray instance of this user on the machine)
+    head = subprocess.Popen(
+        [ray, "start", "--head", "--block", "--node-ip-address", "127.0.0.1",
+         "--port", str(port), "--num-cpus", "2", "--include-dashboard", "false",
+         "--object-store-memory", "200000000", "--temp-dir", temp, "--disable-usage-stats"],
+        env=_ray_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        _wait_for_port(port, head, 90)
+        yield f"127.0.0.1:{port}"
+    finally:
+        _stop(head)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _wait_for_port(port: int, head: subprocess.Popen[bytes], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if head.poll() is not None:
+            err = head.stderr.read().decode(errors="replace") if head.stderr else ""
+            pytest.fail(f"the Ray head exited with {head.returncode}: {err[-2000:]}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    pytest.fail(f"the Ray head did not listen on port {port} within {seconds:.0f} s")
+
+
+def _stop(head: subprocess.Popen[bytes]) -> None:
+    """Stop the head and every process it started (its process group)."""
+    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(head.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            head.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _ragrail(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ragrail", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=timeout, env=_ray_env(),
+    )  # fmt: skip
+
+
+def _both(project: Path, address: str) -> tuple[dict, dict]:
+    """The --json results of a local run and a Ray run of ``project`` (same exit code)."""
+    runs = []
+    for name, extra in (("local", []), ("ray", ["--backend", "ray", "--address", address])):
+        out = project / f"{name}.json"
+        proc = _ragrail("run", "--no-history", "--json", str(out), *extra, cwd=project)
+        assert proc.returncode == 0, proc.stderr
+        runs.append(out.read_bytes())
+    local, ray = (json.loads(r) for r in runs)
+    for run in (local, ray):
+        for name in TIMING_FIELDS:
+            run.pop(name)
+    return local, ray
+
+
+def _assert_byte_equal(local: dict, ray: dict) -> None:
+    assert [c["id"] for c in ray["cases"]] == [c["id"] for c in local["cases"]]
+    for mine, theirs in zip(ray["cases"], local["cases"], strict=True):
+        assert json.dumps(mine, sort_keys=True) == json.dumps(theirs, sort_keys=True), mine["id"]
+    assert json.dumps(ray["totals"]) == json.dumps(local["totals"])
+    assert json.dumps(ray, sort_keys=True) == json.dumps(local, sort_keys=True)
+
+
+def test_kitebase_on_ray_equals_local(ray_head: str, tmp_path: Path) -> None:
+    project = tmp_path / "kb"
+    assert _ragrail("example", "kitebase", str(project), cwd=tmp_path).returncode == 0
+    local, ray = _both(project, ray_head)
+    _assert_byte_equal(local, ray)
+    assert local["totals"]["n_cases"] == 12  # the example's questions, all there
+
+
+def test_2000_question_benchmark_on_ray_equals_local(ray_head: str, tmp_path: Path) -> None:
+    anchor_data.write_project(2000, tmp_path)
+    local, ray = _both(tmp_path, ray_head)
+    _assert_byte_equal(local, ray)
+    assert local["totals"]["n_cases"] == 2000
+    # the slices came back in golden-set order, not in the order the tasks finished
+    assert [c["id"] for c in ray["cases"]][:3] == ["q0", "q1", "q2"]
+
+
+def test_ray_run_is_compared_with_the_baseline_like_a_local_one(
+    ray_head: str, tmp_path: Path
+) -> None:
+    project = tmp_path / "kb"
+    assert _ragrail("example", "kitebase", str(project), cwd=tmp_path).returncode == 0
+    # --top-k 1 loses retrieval the bundled baseline had: a regression, on either backend
+    local = _ragrail("run", "--no-history", "--top-k", "1", cwd=project)
+    ray = _ragrail("run", "--no-history", "--top-k", "1", "--backend", "ray",
+                   "--address", ray_head, cwd=project)  # fmt: skip
+    assert local.returncode == ray.returncode == 1, ray.stderr
+    assert ray.stdout == local.stdout
+
+
+# ---------------------------------------------------------------- without Ray
+
+
+def test_backend_ray_without_ray_installed_is_exit_2(
+    cli, kitebase: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a)
+    )
+    out = tmp_path / "r.json"
+    result = cli("run", "--example", "kitebase", "--backend", "ray", "--json", str(out))
+    assert result.code == 2
+    assert result.err.strip().splitlines() == [
+        "ragrail: error: --backend ray needs Ray, which is not installed: pip install 'ragrail[ray]'"
+    ]
+    assert not out.exists()
+    assert not (tmp_path / ".ragrail").exists()  # nothing ran, nothing recorded
+
+
+def test_help_and_a_local_run_never_import_ray(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from ragrail.cli import main\n"
+        "for args in (['run', '--help'], ['run', '--example', 'kitebase', '--no-history']):\n"
+        "    try:\n"
+        "        main(args)\n"
+        "    except SystemExit as exc:\n"
+        "        assert exc.code in (0, None), exc.code\n"
+        "assert 'ray' not in sys.modules, 'ray was imported'\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "--backend [local|ray]" in proc.stdout
+
+
+def test_address_without_the_ray_backend_is_exit_2(cli, tmp_path: Path) -> None:
+    result = cli("run", "--example", "kitebase", "--address", "127.0.0.1:6379")
+    assert result.code == 2
+    assert "--address" in result.err and "--backend ray" in result.err
+    assert not (tmp_path / ".ragrail").exists()
+
+
+def test_rerun_failures_on_ray_is_exit_2(cli, tmp_path: Path) -> None:
+    if _ray_missing() is not None and os.environ.get("RAGRAIL_REQUIRE_RAY") != "1":
+        pytest.skip("without Ray, --backend ray is refused for that first")
+    result = cli("run", "--example", "kitebase", "--backend", "ray", "--rerun-failures", "1")
+    assert result.code == 2
+    assert "--rerun-failures runs on the local backend" in result.err
+
+
+@pytest.mark.parametrize(
+    ("table", "needle"),
+    [
+        ('[run]\nbackend = "spark"\n', "backend"),
+        ("[run]\nworkers = 4\n", "workers"),
+        ('[run]\nbackend = "ray"\naddress = " "\n', "address"),
+    ],
+)
+def test_a_bad_run_table_is_exit_2(
+    cli, kitebase: Path, tmp_path: Path, table: str, needle: str
+) -> None:
+    project = tmp_path / "kb"
+    shutil.copytree(kitebase, project)
+    toml = project / "ragrail.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + "\n" + table, encoding="utf-8")
+    before = sorted(p.name for p in project.iterdir())
+    result = cli("run", "--config", str(toml))
+    assert result.code == 2
+    assert "ragrail.toml" in result.err and needle in result.err
+    assert len(result.err.strip().splitlines()) == 1
+    assert sorted(p.name for p in project.iterdir()) == before
+
+
+def test_run_table_chooses_the_backend(cli, kitebase: Path, tmp_path: Path, monkeypatch) -> None:
+    """[run] backend = "ray" is read: without Ray it is the same exit 2 as the flag."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a)
+    )
+    project = tmp_path / "kb"
+    shutil.copytree(kitebase, project)
+    toml = project / "ragrail.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + '\n[run]\nbackend = "ray"\n', "utf-8")
+    assert cli("run", "--config", str(toml)).code == 2
+    # the flag wins over the file
+    assert cli("run", "--config", str(toml), "--backend", "local", "--no-history").code == 0
+
+
+def test_sweep_on_ray_equals_local(ray_head: str, tmp_path: Path) -> None:
+    project = tmp_path / "kb"
+    assert _ragrail("example", "kitebase", str(project), cwd=tmp_path).returncode == 0
+    tables = []
+    for name, extra in (("local", []), ("ray", ["--backend", "ray", "--address", ray_head])):
+        out = project / f"{name}.json"
+        proc = _ragrail("sweep", "--top-k", "1,3", "--retriever", "standin,bm25",
+                        "--json", str(out), *extra, cwd=project)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        tables.append(out.read_bytes())
+    assert tables[0] == tables[1]
+    assert len(json.loads(tables[0])) == 4  # 2 retrievers x 2 k, ranked alike

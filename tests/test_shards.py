@@ -1,0 +1,258 @@
+"""Shards: `run --shard i/n` on each slice, then `merge`, is the unsharded run."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ragrail.errors import InputError
+from ragrail.project_files import InstallSource, workflow_text
+from ragrail.shards import golden_fingerprint, parse_shard, shard_of
+
+# The timing fields: when the run was made, and how long each call took.
+TIMING = re.compile(rb'^\s*"(created_at|latency_ms)": .*\n', re.MULTILINE)
+
+
+def untimed(path: Path) -> bytes:
+    return TIMING.sub(b"", path.read_bytes())
+
+
+def state(project: Path) -> dict[str, bytes]:
+    """Every file of the project (history included), to show a refusal wrote nothing."""
+    return {str(p.relative_to(project)): p.read_bytes() for p in project.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def project(cli, tmp_path: Path) -> Path:
+    dest = tmp_path / "kb"
+    assert cli("example", "kitebase", str(dest)).code == 0
+    return dest
+
+
+def shard_runs(cli, project: Path, n: int, *flags: str) -> list[Path]:
+    paths = []
+    for i in range(n):
+        path = project / f"shard-{i}.json"
+        r = cli("run", "--shard", f"{i}/{n}", "--json", str(path), *flags, cwd=project)
+        assert r.code == 0, r.err
+        assert "a shard alone is not a verdict" in r.out and "vs baseline" not in r.out
+        paths.append(path)
+    return paths
+
+
+def text_of(out: str) -> str:
+    """The scorecard and diff, without the line naming the results file."""
+    return "\n".join(line for line in out.splitlines() if not line.startswith("Wrote results"))
+
+
+# ------------------------------------------------------------------ acceptance
+
+
+@pytest.mark.parametrize(("flags", "code"), [((), 0), (("--top-k", "1"), 1)])
+def test_three_shards_merged_are_the_unsharded_run(cli, project, flags, code):
+    whole = cli("run", "--json", "all.json", *flags, cwd=project)
+    assert whole.code == code, whole.err
+    if code:  # --top-k 1 breaks three questions (the README's demo)
+        assert "3 questions got worse" in whole.out
+    history = project / ".ragrail" / "history.sqlite"
+    recorded = history.read_bytes()
+
+    paths = shard_runs(cli, project, 3, *flags)
+    assert history.read_bytes() == recorded  # the shards recorded nothing
+    sizes = [len(json.loads(p.read_text())["cases"]) for p in paths]
+    assert sum(sizes) == 12 and all(sizes)
+
+    merged = cli("merge", *map(str, reversed(paths)), "--json", "merged.json", cwd=project)
+    assert merged.code == code, merged.err
+    assert text_of(merged.out) == text_of(whole.out)
+    assert untimed(project / "merged.json") == untimed(project / "all.json")
+    assert b'"created_at"' in (project / "merged.json").read_bytes()  # removed above, not absent
+    assert history.read_bytes() != recorded  # the merge is recorded, as a run is
+    again = cli("history", "--json", "-", cwd=project)
+    runs = json.loads(again.out)
+    runs = runs["runs"] if isinstance(runs, dict) else runs
+    assert len(runs) == 2
+
+
+def test_one_shard_of_one_is_the_whole_run(cli, project):
+    assert cli("run", "--no-history", "--json", "all.json", cwd=project).code == 0
+    (path,) = shard_runs(cli, project, 1)
+    assert len(json.loads(path.read_text())["cases"]) == 12
+    r = cli("merge", str(path), "--no-history", "--json", "merged.json", cwd=project)
+    assert r.code == 0 and "No regressions." in r.out
+    assert untimed(project / "merged.json") == untimed(project / "all.json")
+
+
+def test_an_empty_shard_still_merges(cli, project):
+    # 12 questions over 20 shards: some shards have none
+    assert cli("run", "--no-history", "--json", "all.json", cwd=project).code == 0
+    paths = shard_runs(cli, project, 20)
+    assert any(not json.loads(p.read_text())["cases"] for p in paths)
+    r = cli("merge", *map(str, paths), "--no-history", "--json", "merged.json", cwd=project)
+    assert r.code == 0, r.err
+    assert untimed(project / "merged.json") == untimed(project / "all.json")
+
+
+# ------------------------------------------------------------------ assignment
+
+
+def test_the_shard_is_the_documented_hash():
+    digest = hashlib.sha256(b"lost-phone").hexdigest()
+    assert shard_of("lost-phone", 7) == int(digest[:16], 16) % 7
+    accented = hashlib.sha256("ü-case".encode()).hexdigest()  # the id as UTF-8
+    assert shard_of("ü-case", 5) == int(accented[:16], 16) % 5
+    assert shard_of("ü-case", 1) == 0
+
+
+def test_adding_a_case_moves_no_other_case(cli, project):
+    golden = project / "golden.json"
+    before = {c["id"]: shard_of(c["id"], 3) for c in json.loads(golden.read_text())}
+    cases = json.loads(golden.read_text())
+    cases.insert(0, {**cases[0], "id": "new-case", "question": "A brand new question?"})
+    golden.write_text(json.dumps(cases))
+    path = project / "s.json"
+    new_shard = shard_of("new-case", 3)
+    for i in range(3):
+        r = cli("run", "--shard", f"{i}/3", "--json", str(path), cwd=project)
+        assert r.code == 0, r.err
+        ids = [c["id"] for c in json.loads(path.read_text())["cases"]]
+        assert ids == [c["id"] for c in cases if shard_of(c["id"], 3) == i]
+        assert {k for k, s in before.items() if s == i} == set(ids) - {"new-case"}
+        assert ("new-case" in ids) == (i == new_shard)
+
+
+def test_golden_fingerprint_is_order_sensitive():
+    assert golden_fingerprint(["a", "b"]) != golden_fingerprint(["b", "a"])
+    assert golden_fingerprint(["a\nb"]) != golden_fingerprint(["a", "b"])
+
+
+# ------------------------------------------------------------------ refusals
+
+
+@pytest.mark.parametrize(
+    "spec", ["3/3", "1/0", "-1/3", "a", "1/", "1/3/4", "1 / 3", "١/٣", "1_0/20"]
+)
+def test_a_bad_shard_is_exit_2_in_one_line(cli, project, spec):
+    before = state(project)
+    r = cli("run", "--shard", spec, "--json", "s.json", cwd=project)
+    assert r.code == 2
+    assert r.err.count("\n") == 1 and "--shard" in r.err
+    assert state(project) == before
+
+
+def test_the_shard_can_come_from_the_environment(cli, project, monkeypatch):
+    monkeypatch.setenv("RAGRAIL_RUN_SHARD", "0/1")
+    r = cli("run", "--json", "s.json", cwd=project)
+    assert r.code == 0 and "Shard 0/1: 12 of 12 questions" in r.out
+    assert json.loads((project / "s.json").read_text())["shard"]["count"] == 1
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (("--save-baseline", "--json", "s.json"), "--save-baseline"),
+        (("--junit", "j.xml", "--json", "s.json"), "--junit"),
+        (("--markdown", "m.md", "--json", "s.json"), "--markdown"),
+        ((), "needs --json"),
+    ],
+)
+def test_a_shard_refuses_what_needs_a_verdict(cli, project, flags, says):
+    before = state(project)
+    r = cli("run", "--shard", "0/3", *flags, cwd=project)
+    assert r.code == 2 and says in r.err and r.err.count("\n") == 1
+    assert state(project) == before
+
+
+def _edit(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    ("case", "says"),
+    [
+        ("missing", "shard 2/3 missing"),
+        ("duplicate", "is shard 1/3 again"),
+        ("mixed-n", "every shard must split the golden set the same way"),
+        ("other-golden", "ran another golden set"),
+        ("other-config", "config.top_k"),
+        ("not-a-shard", "is not a shard's results"),
+        ("wrong-case", "belongs to shard"),
+        ("over-a-shard", "would overwrite the shard results"),
+    ],
+)
+def test_merge_refuses_an_incomplete_or_mixed_set(cli, project, case, says):
+    s0, s1, s2 = shard_runs(cli, project, 3)
+    files = [s0, s1, s2]
+    extra: list[str] = []
+    if case == "missing":
+        files = [s0, s1]
+    elif case == "duplicate":
+        files = [s0, s1, s1, s2]
+    elif case == "mixed-n":
+        other = project / "half.json"
+        assert cli("run", "--shard", "0/2", "--json", str(other), cwd=project).code == 0
+        files = [other, s1, s2]
+    elif case == "other-golden":
+        _edit(s1, lambda d: d["shard"].update(golden="0" * 64))
+    elif case == "other-config":
+        assert cli("run", "--shard", "1/3", "-k", "1", "--json", str(s1), cwd=project).code == 0
+    elif case == "not-a-shard":
+        assert cli("run", "--no-history", "--json", str(s1), cwd=project).code == 0
+    elif case == "wrong-case":
+        _edit(s1, lambda d: d["cases"][0].update(id="moved-" + d["cases"][0]["id"]))
+    elif case == "over-a-shard":
+        extra = ["--json", str(s0)]
+    before = state(project)
+    r = cli("merge", *map(str, files), *extra, cwd=project)
+    assert r.code == 2, r.out + r.err
+    assert r.err.count("\n") == 1 and says in r.err, r.err
+    if case not in ("missing",):
+        assert ".json" in r.err  # names the file
+    assert r.out == ""
+    assert state(project) == before  # no results, no history
+
+
+def test_merge_without_files_is_a_usage_error(cli, project):
+    assert cli("merge", cwd=project).code == 2
+
+
+def test_a_shard_file_is_not_a_baseline(cli, project):
+    (s0,) = shard_runs(cli, project, 1)
+    r = cli("run", "--baseline", str(s0), cwd=project)
+    assert r.code == 2 and "shard" in r.err
+
+
+def test_parse_shard():
+    assert (parse_shard("2/5").index, parse_shard("2/5").count) == (2, 5)
+    with pytest.raises(InputError):
+        parse_shard("5/5")
+
+
+# ------------------------------------------------------------------ the CI workflow
+
+
+def test_the_workflow_shows_a_matrix_of_shards_and_a_merge_job():
+    text = workflow_text(InstallSource("ragrail==0.1.0", "here", True))
+    default = yaml.safe_load(text)
+    assert "shard" not in default["jobs"] and "offline" in default["jobs"]  # opt-in
+    start = text.index("  # shard:")
+    block = "\n".join(line[4:] for line in text[start:].splitlines() if line.startswith("  # "))
+    jobs = yaml.safe_load(block)
+    shard, merge = jobs["shard"], jobs["merge"]
+    values = shard["strategy"]["matrix"]["shard"]
+    assert values == list(range(3)) and shard["strategy"]["fail-fast"] is False
+    runs = [s.get("run", "") for s in shard["steps"]]
+    assert any("ragrail run --shard ${{ matrix.shard }}/3 --json" in r for r in runs)
+    upload = next(s for s in shard["steps"] if "upload-artifact" in s.get("uses", ""))
+    download = next(s for s in merge["steps"] if "download-artifact" in s.get("uses", ""))
+    assert download["with"]["pattern"] == "ragrail-shard-*"
+    assert upload["with"]["name"].startswith("ragrail-shard-")
+    assert merge["needs"] == "shard"
+    assert any("ragrail merge shards/shard-*.json" in s.get("run", "") for s in merge["steps"])
