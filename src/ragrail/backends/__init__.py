@@ -17,6 +17,7 @@ from ragrail.errors import InputError
 
 if TYPE_CHECKING:
     from ragrail.config import Project
+    from ragrail.online.score import Flagger
     from ragrail.settings import Overrides
 
 BACKENDS = ("local", "ray")
@@ -59,3 +60,15 @@ def choose(project: Project, overrides: Overrides) -> Backend:
     if overrides.rerun_failures:
         raise InputError("--rerun-failures runs on the local backend: drop --backend ray for it")
     return Backend(name, address or None)
+
+
+def log_flagger(backend: Backend) -> Flagger | None:
+    """:func:`ragrail.online.score.score_logs`'s flagger on ``backend``: None (the
+    flags are worked out here) or the Ray one (batches of conversations as Ray tasks)."""
+    if backend.local:
+        return None
+    from functools import partial
+
+    from ragrail.backends.ray import log_flags
+
+    return partial(log_flags, backend)

@@ -11,15 +11,19 @@ the driver gathers the slices in golden-set order and adds them up.
   SQLite's locking (not NFS): otherwise run with --no-cache.
 - Workers import ragrail from their own Python: every node needs ragrail (and the
   user's system module) installed, the same version as the driver.
+- ``ragrail logs score``: the driver streams the log database in batches, a task flags
+  each batch (:func:`log_flags`), the driver counts and writes the flags in order.
 - Not fanned out: the LLM judge (it runs on the driver after the answers, through one
-  call layer) and --rerun-failures (refused with this backend).
+  call layer; ``logs score --judge-sample`` too) and --rerun-failures (refused with
+  this backend).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragrail.backends.work import Piece, PipelineJob, RemoteLimiter, SystemJob
@@ -28,6 +32,8 @@ from ragrail.errors import SystemFailure
 if TYPE_CHECKING:
     from ragrail.app import Evaluation, Prepared, Progress
     from ragrail.backends import Backend
+    from ragrail.online.record import Conversation
+    from ragrail.scoring.case import ScoringOptions
 
 # A slice is small enough that the cluster's CPUs share the work evenly (about four
 # slices each) and large enough that a task's overhead (a few ms) stays invisible.
@@ -35,6 +41,8 @@ SLICES_PER_CPU = 4
 MAX_SLICE = 5_000
 # Slices sent ahead of the results: bounds what waits in the object store at once.
 IN_FLIGHT_PER_CPU = 2
+# Logged conversations a task flags: about 0.1 s of scoring, against a task's few ms.
+LOG_BATCH = 1_000
 # A Ray instance started for the run: small, since it shares the machine with the run.
 LOCAL_OBJECT_STORE = 200_000_000
 
@@ -102,8 +110,6 @@ def gather(
     """``fn(shared, *a)`` for each ``a`` in ``args`` as Ray tasks, at most ``in_flight``
     at once; the results in ``args`` order. A task's own error is raised as itself
     (an input error stays exit 2); Ctrl-C cancels what is still running."""
-    from ray.exceptions import RayTaskError
-
     remote = ray.remote(fn)
     shared_ref = ray.put(shared)
     queue = list(args)
@@ -119,11 +125,7 @@ def gather(
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 index = pending.pop(ref)
-                try:
-                    out[index] = ray.get(ref)
-                except RayTaskError as exc:
-                    cause = exc.as_instanceof_cause() if exc.cause is None else exc.cause
-                    raise cause from None
+                out[index] = _result(ray, ref)
                 if on_done is not None:
                     on_done(out[index])
     except KeyboardInterrupt:
@@ -131,6 +133,80 @@ def gather(
             ray.cancel(ref, force=True)
         raise
     return out
+
+
+def _result(ray: Any, ref: Any) -> Any:
+    """A task's result; its own error raised as itself (an input error stays exit 2)."""
+    from ray.exceptions import RayTaskError
+
+    try:
+        return ray.get(ref)
+    except RayTaskError as exc:
+        cause = exc.as_instanceof_cause() if exc.cause is None else exc.cause
+        raise cause from None
+
+
+def stream(
+    ray: Any,
+    fn: Callable[..., Any],
+    shared: Any,
+    args: Iterable[tuple[Any, ...]],
+    in_flight: int = 4,
+) -> Iterator[Any]:
+    """``fn(shared, *a)`` for each ``a`` as Ray tasks, like :func:`gather`, but ``args``
+    is read only as tasks are sent (at most ``in_flight`` ahead of the results) and the
+    results are yielded one by one, in ``args`` order. What is still running when the
+    caller stops (an error, Ctrl-C) is cancelled."""
+    remote = ray.remote(fn)
+    shared_ref = ray.put(shared)
+    source = iter(args)
+    pending: deque[Any] = deque()
+    try:
+        while True:
+            while len(pending) < in_flight and (a := next(source, None)) is not None:
+                pending.append(remote.remote(shared_ref, *a))
+            if not pending:
+                return
+            yield _result(ray, pending[0])
+            pending.popleft()
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+
+
+def log_flags(
+    backend: Backend,
+    conversations: Iterable[Conversation],
+    options: ScoringOptions,
+    batch: int = LOG_BATCH,
+) -> Iterator[tuple[Conversation, tuple[str, ...]]]:
+    """A :data:`ragrail.online.score.Flagger` on ``backend``'s cluster: the
+    conversations in batches of ``batch``, each flagged by a Ray task, given back with
+    their flags in the order they came (the driver counts and stores them)."""
+    import uuid
+    from itertools import islice
+
+    from ragrail.backends.work import LogJob
+    from ragrail.scoring.memo import ScoringCache
+
+    # the cache stays here: each worker builds its own (work.log_flags_piece)
+    job = LogJob(dataclasses.replace(options, cache=ScoringCache()), uuid.uuid4().hex)
+    source = iter(conversations)
+    sent: deque[list[Conversation]] = deque()  # the batches out, oldest first
+
+    def batches() -> Iterator[tuple[list[Conversation]]]:
+        while part := list(islice(source, batch)):
+            sent.append(part)
+            yield (part,)
+
+    ray, started = connect(backend.address)
+    try:
+        in_flight = cluster_cpus(ray) * IN_FLIGHT_PER_CPU
+        for flags in stream(ray, _log_task, job, batches(), in_flight):
+            yield from zip(sent.popleft(), flags, strict=True)
+    finally:
+        if started:
+            ray.shutdown()
 
 
 def gather_everywhere(
@@ -251,3 +327,9 @@ def _system_task(job: SystemJob, cases: Sequence[Any], traces: Sequence[Any] | N
     from ragrail.backends.work import system_piece
 
     return system_piece(job, cases, traces)
+
+
+def _log_task(job: Any, conversations: Sequence[Any]) -> list[tuple[str, ...]]:
+    from ragrail.backends.work import log_flags_piece
+
+    return log_flags_piece(job, conversations)

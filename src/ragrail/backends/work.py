@@ -1,6 +1,6 @@
 """The per-question work a backend hands out: answer and score one slice of the golden
-set. Plain functions of picklable jobs, so any process can run them (a Ray worker, or
-this one); nothing here imports Ray."""
+set, or flag one batch of logged conversations. Plain functions of picklable jobs, so
+any process can run them (a Ray worker, or this one); nothing here imports Ray."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ if TYPE_CHECKING:
     from ragrail.calls.layer import UsageTotals
     from ragrail.config import Project
     from ragrail.golden import Case
+    from ragrail.online.record import Conversation
     from ragrail.results import CaseResult, RunConfig, Trace
     from ragrail.scoring.case import ScoringOptions
+    from ragrail.scoring.memo import ScoringCache
     from ragrail.settings import Overrides
     from ragrail.system.answerers import AnswererSpec
     from ragrail.system.pipeline import Pipeline, PipelineSettings
@@ -118,3 +120,34 @@ def system_piece(job: SystemJob, cases: Sequence[Case], traces: Sequence[Trace] 
 
         traces = make_system(job.project, job.overrides, job.system).traces(cases)
     return Piece(score_cases(0.0, cases, traces, job.options))
+
+
+@dataclass
+class LogJob:
+    """What every batch of one production-log scoring shares: the label-free scoring
+    options, sent without their cache, and a token naming this scoring, so that the
+    batches one worker process flags share one cache (built there)."""
+
+    options: ScoringOptions
+    token: str
+
+
+# One worker process flags many batches of a scoring: a context or claim met in one
+# batch is tokenised once for all of them. One scoring's cache at a time.
+_LOG_CACHES: dict[str, ScoringCache] = {}
+
+
+def log_flags_piece(job: LogJob, conversations: Sequence[Conversation]) -> list[tuple[str, ...]]:
+    """The flags of one batch of logged conversations, in its order
+    (:func:`ragrail.online.score.flags_for`, pure: the driver counts and stores them)."""
+    import dataclasses
+
+    from ragrail.online.score import flags_for
+    from ragrail.scoring.memo import ScoringCache
+
+    cache = _LOG_CACHES.get(job.token)
+    if cache is None:
+        _LOG_CACHES.clear()  # an earlier scoring's cache: that scoring is over
+        cache = _LOG_CACHES[job.token] = ScoringCache()
+    options = dataclasses.replace(job.options, cache=cache)
+    return [flags_for(c, options) for c in conversations]

@@ -48,6 +48,13 @@ def open_logs(project: Any, db: Path | None) -> Any:  # -> store.LogStore
     help="Also have the configured judge check the faithfulness of N random conversations.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the judge's sample.")
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    help="local (default: [run] backend), or ray: batches of conversations are Ray tasks "
+    "(same flags and counts).",
+)
+@click.option("--address", metavar="ADDR", help="The Ray cluster to join (default: [run] address).")
 @output_options()
 def score_cmd(
     config: Path | None,
@@ -55,6 +62,8 @@ def score_cmd(
     version: str | None,
     judge_sample: int | None,
     seed: int,
+    backend: str | None = None,
+    address: str | None = None,
 ) -> int:
     """Flag risky answers in the production logs, without labels.
 
@@ -63,11 +72,16 @@ def score_cmd(
     abstentions (abstained), personal data (pii) and the project's [[checks]]
     (check:NAME). The flags are stored for `ragrail sample` and `ragrail online`;
     scoring again replaces them. Prints each flag's count per version.
+    With --backend ray the flags are worked out in batches by Ray tasks (the
+    judge's sample stays here); the flags and counts are the same.
     """
+    from ragrail.backends import choose, log_flagger
     from ragrail.online.score import score_logs
-    from ragrail.settings import build_judge, judge_config, scoring_options
+    from ragrail.settings import Overrides, build_judge, judge_config, scoring_options
 
     project = logs_project(config, db)
+    # a missing Ray or a stray --address: exit 2 before the database is opened
+    flagger = log_flagger(choose(project, Overrides(backend=backend, address=address)))
     judge = None
     if judge_sample:
         cfg = judge_config(project)
@@ -78,7 +92,7 @@ def score_cmd(
         judge = build_judge(project, cfg)
     out = Out()
     with open_logs(project, db) as store:
-        report = score_logs(store, scoring_options(project), version)
+        report = score_logs(store, scoring_options(project), version, flagger=flagger)
         if judge is not None:
             from ragrail.online.score import judge_sample as run_judge
 

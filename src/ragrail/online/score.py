@@ -26,7 +26,7 @@ counts each flag per version. The run's :class:`~ragrail.scoring.memo.ScoringCac
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,19 +121,38 @@ class ScoreReport:
         return sorted({f for counts in self.counts.values() for f in counts})
 
 
+# Gives each conversation with its flags (:func:`flags_for` under the options), in the
+# order it was given: here (:func:`flag_each`) or on a Ray cluster
+# (:func:`ragrail.backends.ray.log_flags`).
+Flagger = Callable[
+    [Iterable[Conversation], ScoringOptions], Iterator[tuple[Conversation, tuple[str, ...]]]
+]
+
+
+def flag_each(
+    conversations: Iterable[Conversation], options: ScoringOptions
+) -> Iterator[tuple[Conversation, tuple[str, ...]]]:
+    """The local flagger: each conversation with its flags, worked out here, in order."""
+    for conversation in conversations:
+        yield conversation, flags_for(conversation, options)
+
+
 def score_logs(
     store: LogStore,
     options: ScoringOptions,
     version: str | None = None,
     progress: Callable[[int], None] | None = None,
     batch: int = BATCH,
+    flagger: Flagger | None = None,
 ) -> ScoreReport:
     """Flag every stored conversation (of one ``version``) and write the flags back.
 
     Streams: memory holds one batch of changed flags, not the log. A conversation's
     previous flags are replaced, so scoring again after a config change is right, and
     a conversation whose flags did not change is not written. ``progress`` is called
-    with the count scored so far after each batch.
+    with the count scored so far after each batch. ``flagger`` works the flags out
+    (default :func:`flag_each`, here); whichever does, they are counted and written
+    here, in the database's order, so the report and the stored flags are the same.
     """
     options = ScoringOptions(
         k=options.k,
@@ -145,8 +164,7 @@ def score_logs(
     report = ScoreReport()
     pending: dict[str, tuple[str, ...]] = {}
     judge_flags = (JUDGE_UNFAITHFUL,)
-    for conversation in store.conversations(version):
-        flags = flags_for(conversation, options)
+    for conversation, flags in (flagger or flag_each)(store.conversations(version), options):
         # the judge's flag is kept: only `--judge-sample` sets or clears it
         flags += tuple(f for f in conversation.flags if f in judge_flags)
         report.add(conversation, flags)
