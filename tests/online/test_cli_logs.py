@@ -156,3 +156,18 @@ def test_a_column_named_twice_is_an_input_error(cli, tmp_path: Path) -> None:
     assert r.code == 2
     assert f"{log}:1" in r.err and "column 'question' appears twice" in r.err
     assert not (tmp_path / ".ragrail").exists()
+
+
+def test_without_a_project_every_log_command_finds_the_one_database(cli, tmp_path: Path) -> None:
+    """Logs can be studied before any golden set exists: in a folder without ragrail.toml,
+    ingest writes ./.ragrail/logs.sqlite and online, logs score and sample read it."""
+    log = write_jsonl(tmp_path / "export.jsonl", [row(i, thumbs="down") for i in range(1, 6)])
+    assert cli("logs", "ingest", str(log), cwd=tmp_path).code == 0
+    online = cli("online", "--by", "all", "--json", "-", cwd=tmp_path)
+    assert online.code == 0, online.err
+    assert json.loads(online.out)["database"] == str(tmp_path / ".ragrail" / "logs.sqlite")
+    score = cli("logs", "score", cwd=tmp_path)
+    assert score.code == 0 and "5 conversation(s) scored" in score.out
+    sample = cli("sample", "-n", "2", "-o", "s.csv", cwd=tmp_path)
+    assert sample.code == 0, sample.err
+    assert (tmp_path / "s.csv").read_text(encoding="utf-8").count("thumbs-down") == 2

@@ -10,7 +10,8 @@ from typing import Any
 
 import click
 
-from ragrail.cli.common import CONTEXT, PATH, load_project, with_options
+from ragrail.cli.common import CONTEXT, PATH, with_options
+from ragrail.cli.logsdb import db_path, logs_project
 from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK
 
@@ -18,27 +19,6 @@ from ragrail.errors import EXIT_OK
 @click.group("logs", context_settings=CONTEXT)
 def logs() -> None:
     """Production logs: ingest conversation exports (redacted) into .ragrail/logs.sqlite."""
-
-
-def db_path(config: Path | None, example: str | None, db: Path | None) -> Path:
-    """``--db``, else the project's ``.ragrail/logs.sqlite`` (this folder's without one)."""
-    if db is not None:
-        return db
-    from ragrail.config import CONFIG_NAME
-    from ragrail.online.store import log_path
-
-    if config is None and example is None and not (Path.cwd() / CONFIG_NAME).is_file():
-        return log_path(Path.cwd() / ".ragrail")
-    return log_path(load_project(config, example).state_dir)
-
-
-def logs_config(config: Path | None, example: str | None) -> Any:  # -> config.LogsConfig
-    """The project's ``[logs]`` (every default when there is no project file here)."""
-    from ragrail.config import CONFIG_NAME, LogsConfig
-
-    if config is None and example is None and not (Path.cwd() / CONFIG_NAME).is_file():
-        return LogsConfig()
-    return load_project(config, example).config.logs
 
 
 project_options = [
@@ -72,8 +52,9 @@ def ingest_cmd(
     from ragrail.online.store import LogStore
     from ragrail.reports.text import visible
 
-    cfg = logs_config(config, example)
-    path = db_path(config, example, db)
+    project = logs_project(config, example)
+    cfg = project.config.logs
+    path = db_path(project, db)
     check_inputs(files, cfg)  # before the database exists: exit 2 writes nothing
     out = Out()
     store = LogStore(path)

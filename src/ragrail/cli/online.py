@@ -17,21 +17,10 @@ from ragrail.cli.common import (
     json_option,
     with_options,
 )
+from ragrail.cli.logsdb import db_path as log_db_path
+from ragrail.cli.logsdb import logs_project
 from ragrail.cli.ui import Out, check_json_target, output_options
 from ragrail.errors import EXIT_OK, InputError
-
-
-def _project(config: Path | None, example: str | None, db: Path | None) -> Any:
-    """The project whose [logs] settings apply; with --db and no project file here, every
-    default."""
-    from ragrail.app import default_project
-    from ragrail.cli.common import load_project
-    from ragrail.config import CONFIG_NAME
-
-    here = (Path.cwd() / CONFIG_NAME).is_file()
-    if config is None and example is None and db is not None and not here:
-        return default_project()
-    return load_project(config, example)
 
 
 @click.command("online", context_settings=CONTEXT)
@@ -85,11 +74,11 @@ def online(
     from ragrail.online.ab import compare as ab_compare
     from ragrail.online.reask import reasked_ids
     from ragrail.online.signals import compute_signals
-    from ragrail.online.store import LogStore, log_path
+    from ragrail.online.store import LogStore
     from ragrail.reports import online as report
     from ragrail.reports.online_html import online_html
 
-    project = _project(config, example, db)
+    project = logs_project(config, example)
     logs = project.config.logs
     period = by or logs.period
     if compare and compare[0] == compare[1]:
@@ -99,7 +88,7 @@ def online(
             f"--compare needs two different versions (got {visible(compare[0])!r} twice)"
         )
     check_json_target(json_path, "--json signals")
-    db_path = db or log_path(project.state_dir)
+    db_path = log_db_path(project, db)
     _refuse_input_targets(project, db_path, json_path, html_path)
     if html_path is not None:
         check_writable_output(html_path, "--html")

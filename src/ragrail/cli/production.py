@@ -8,7 +8,9 @@ from typing import Any
 
 import click
 
-from ragrail.cli.common import CONTEXT, PATH, load_project
+from ragrail.cli.common import CONTEXT, PATH
+from ragrail.cli.logsdb import db_path as log_db_path
+from ragrail.cli.logsdb import logs_project, open_logs
 from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK, InputError
 
@@ -17,24 +19,6 @@ db_option = click.option(
     "--db", type=PATH, help="The log database (default: .ragrail/logs.sqlite beside the project)."
 )
 version_option = click.option("--version", "version", help="Only this app version's conversations.")
-
-
-def logs_project(config: Path | None, db: Path | None) -> Any:  # -> config.Project
-    """The project whose settings apply: the given or local project file; with --db and no
-    project file, every default."""
-    from ragrail.app import default_project
-    from ragrail.config import CONFIG_NAME
-
-    if config is None and db is not None and not (Path.cwd() / CONFIG_NAME).is_file():
-        return default_project()
-    return load_project(config, None)
-
-
-def open_logs(project: Any, db: Path | None) -> Any:  # -> store.LogStore
-    """The existing log database (never created here: exit 2 when there is none)."""
-    from ragrail.online.store import LogStore, log_path
-
-    return LogStore(db or log_path(project.state_dir), create=False)
 
 
 @click.command("score", context_settings=CONTEXT)
@@ -79,7 +63,7 @@ def score_cmd(
     from ragrail.online.score import score_logs
     from ragrail.settings import Overrides, build_judge, judge_config, scoring_options
 
-    project = logs_project(config, db)
+    project = logs_project(config)
     # a missing Ray or a stray --address: exit 2 before the database is opened
     flagger = log_flagger(choose(project, Overrides(backend=backend, address=address)))
     judge = None
@@ -165,7 +149,6 @@ def sample(
     from ragrail.fileio import atomic_write_text, check_writable_output
     from ragrail.online.reask import reasked_ids
     from ragrail.online.sample import SUFFIXES, draw, render
-    from ragrail.online.store import log_path
     from ragrail.outputs import project_inputs, real, refuse_clashes
 
     if count < 1:
@@ -177,8 +160,8 @@ def sample(
             f"use one of {', '.join(SUFFIXES)}",
             str(output),
         )
-    project = logs_project(config, db)
-    db_path = db or log_path(project.state_dir)
+    project = logs_project(config)
+    db_path = log_db_path(project, db)
     inputs = project_inputs(project) if project.config_path is not None else {}
     inputs[real(db_path)] = "the log database"
     target = check_writable_output(output, "labelling file")

@@ -1,0 +1,36 @@
+"""Which project and log database the log commands (``logs ingest``, ``logs score``,
+``online``, ``sample``) use: one rule for all, so they always find the same database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ragrail.cli.common import load_project
+
+
+def logs_project(config: Path | None, example: str | None = None) -> Any:  # -> config.Project
+    """The project whose ``[logs]`` settings and state folder the log commands use: the
+    given one, else this folder's ragrail.toml, else every default with the state in this
+    folder (logs can be studied before any golden set exists). The same rule for
+    ``logs ingest``, ``logs score``, ``online`` and ``sample``, so they find one database."""
+    from ragrail.app import default_project
+    from ragrail.config import CONFIG_NAME
+
+    if config is None and example is None and not (Path.cwd() / CONFIG_NAME).is_file():
+        return default_project()
+    return load_project(config, example)
+
+
+def db_path(project: Any, db: Path | None) -> Path:
+    """``--db``, else the project's ``.ragrail/logs.sqlite``."""
+    from ragrail.online.store import log_path
+
+    return db if db is not None else log_path(project.state_dir)
+
+
+def open_logs(project: Any, db: Path | None) -> Any:  # -> store.LogStore
+    """The existing log database (never created here: exit 2 when there is none)."""
+    from ragrail.online.store import LogStore
+
+    return LogStore(db_path(project, db), create=False)
