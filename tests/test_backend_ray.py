@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -29,7 +30,10 @@ sys.path.insert(0, str(HERE.parent / "benchmarks"))
 
 import anchor_data  # noqa: E402
 
+from tests.fake_llm import FakeLLM, Received, Reply  # noqa: E402
+
 TIMING_FIELDS = {"created_at"}  # the only field two runs of the same inputs may differ in
+JUDGE_KEY = "sk-ray-judge-test-key"
 
 
 def _ray_missing() -> str | None:
@@ -53,6 +57,9 @@ def _ray_env() -> dict[str, str]:
     # no token: Ray 2.5x turns token auth on when ~/.ray/auth_token exists, and a head on
     # 127.0.0.1 for one test module needs none (nor a token written into $HOME)
     env.update(NO_COLOR="1", RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled")
+    # the judge test's fake model server takes any key; Ray workers read theirs from the
+    # head's environment, as a real cluster's nodes would
+    env["OPENAI_API_KEY"] = JUDGE_KEY
     return env
 
 
@@ -172,6 +179,64 @@ def test_ray_run_is_compared_with_the_baseline_like_a_local_one(
     assert ray.stdout == local.stdout
 
 
+def _between(prompt: str, tag: str) -> str:
+    m = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.S)
+    return m.group(1) if m else ""
+
+
+def _judge_script(req: Received) -> Reply:
+    """Claim verdicts and a rubric verdict that depend on the answer alone, so a slice's
+    verdicts are right only if they come back to their own case."""
+    from ragrail.scoring.claims import split_claims
+
+    answer = _between(req.prompt, "answer")
+    if "<criteria>" in req.prompt:
+        body = {"verdicts": [{"criterion": "brief", "pass": len(answer) < 300, "reason": "r"}]}
+        return Reply(text=json.dumps(body), input_tokens=300, output_tokens=20)
+    claims = [
+        {"claim": c, "supported": len(c) % 3 != 0, "chunk": None} for c in split_claims(answer)
+    ]
+    return Reply(text=json.dumps({"claims": claims}), input_tokens=400, output_tokens=60)
+
+
+def test_judge_on_ray_equals_local(ray_head: str, tmp_path: Path) -> None:
+    """--backend ray fans the judge's calls out as Ray tasks (under the cluster-wide
+    limiter actor: --judge-rpm): the same verdicts, totals and judge usage as a local
+    run, and the same requests to the model server."""
+    extra_toml = (
+        '\n[judge]\ncriteria = [{name = "brief", description = "short enough"}]\n'
+        '\n[prices."fake-judge"]\ninput = 3.0\noutput = 15.0\n'
+    )
+    runs, counts = [], []
+    with FakeLLM(_judge_script) as fake:
+        for name, extra in (("local", []), ("ray", ["--backend", "ray", "--address", ray_head])):
+            project = tmp_path / name  # a fresh reply cache each: both runs call the server
+            assert _ragrail("example", "kitebase", str(project), cwd=tmp_path).returncode == 0
+            toml = project / "ragrail.toml"
+            toml.write_text(toml.read_text(encoding="utf-8") + extra_toml, encoding="utf-8")
+            before = fake.count
+            out = project / "r.json"
+            proc = _ragrail("run", "--no-history", "--json", str(out), "--judge", "openai",
+                            "--judge-model", "fake-judge", "--judge-rpm", "60000", "--judge-base-url", fake.openai_url, *extra, cwd=project)  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+            counts.append(fake.count - before)
+            runs.append(json.loads(out.read_bytes()))
+    local, ray = runs
+    for run in runs:
+        for field in TIMING_FIELDS:
+            run.pop(field)
+    # a cost is a float sum, added up in the order the calls finish on either backend
+    cost = local["judge_usage"].pop("cost_usd")
+    assert cost is not None and ray["judge_usage"].pop("cost_usd") == pytest.approx(cost)
+    _assert_byte_equal(local, ray)
+    assert counts[0] == counts[1] == local["judge_usage"]["calls"]
+    judged = [c for c in local["cases"] if c.get("judge")]
+    assert len(judged) == 12  # every answer judged: claims and the rubric
+    assert counts[0] > 12  # claims calls too, not the rubric alone
+    # the verdicts differ between cases: a mix-up of slices would show
+    assert len({c["judge"]["faithfulness"] for c in judged}) > 1
+
+
 # ---------------------------------------------------------------- without Ray
 
 
@@ -216,6 +281,30 @@ def test_address_without_the_ray_backend_is_exit_2(cli, tmp_path: Path) -> None:
     result = cli("run", "--example", "kitebase", "--address", "127.0.0.1:6379")
     assert result.code == 2
     assert "--address" in result.err and "--backend ray" in result.err
+    assert not (tmp_path / ".ragrail").exists()
+
+
+@pytest.mark.parametrize(
+    ("address", "code", "says"),
+    [
+        (f"127.0.0.1:{_free_port()}", 3, "Connection refused"),  # nothing listens there
+        ("[::1]:1", 3, "cannot connect to the Ray cluster at [::1]:1"),
+        ("127.0.0.1:0", 2, "port must be from 1 to 65535"),
+        ("127.0.0.1:99999", 2, "port must be from 1 to 65535"),
+    ],
+)
+def test_an_unreachable_address_fails_fast_in_one_line(
+    cli, tmp_path: Path, address: str, code: int, says: str
+) -> None:
+    # ray.init itself retries a dead address for about 14 minutes, printing as it goes
+    if _ray_missing() is not None and os.environ.get("RAGRAIL_REQUIRE_RAY") != "1":
+        pytest.skip(_ray_missing() or "")
+    started = time.monotonic()
+    result = cli("run", "--example", "kitebase", "--backend", "ray", "--address", address)
+    assert time.monotonic() - started < 30
+    assert result.code == code, result.err
+    lines = [line for line in result.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ragrail:") and says in lines[0], lines
     assert not (tmp_path / ".ragrail").exists()
 
 

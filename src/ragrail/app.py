@@ -233,7 +233,7 @@ def run(prepared: Prepared, progress: Progress | None = None) -> Evaluation:
     else:
         _run_system(p, evaluation)
     if p.judge is not None:
-        evaluation.judge_failed = _run_judge(p.project, p.judge, evaluation.result)
+        evaluation.judge_failed = _run_judge(p.project, p.judge, evaluation.result, p.backend)
     return evaluation
 
 
@@ -312,15 +312,18 @@ def _run_pipeline(p: Prepared, evaluation: Evaluation, progress: Progress | None
     evaluation.result = result
 
 
-def _run_judge(project: Project, cfg: JudgeConfig, result: RunResult) -> int:
-    """Judge the run in place; returns how many questions the judge failed on."""
+def _run_judge(project: Project, cfg: JudgeConfig, result: RunResult, backend: Any) -> int:
+    """Judge the run in place (its calls on ``backend``); returns how many questions the
+    judge failed on."""
+    from ragrail.backends import judging
     from ragrail.judge import judge_and_rescore, same_family_warning
 
     judge = build_judge(project, cfg)
     warning = same_family_warning(judge, [result.config.model])
     if warning:
         warnings.warn(warning, stacklevel=2)
-    return judge_and_rescore(judge, result)
+    with judging(backend, judge):
+        return judge_and_rescore(judge, result)
 
 
 def dry_run_plan(prepared: Prepared) -> DryRun:

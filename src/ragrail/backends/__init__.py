@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING
 from ragrail.errors import InputError
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from ragrail.config import Project
+    from ragrail.judge.core import Judge
     from ragrail.online.score import Flagger
     from ragrail.settings import Overrides
 
@@ -72,3 +75,15 @@ def log_flagger(backend: Backend) -> Flagger | None:
     from ragrail.backends.ray import log_flags
 
     return partial(log_flags, backend)
+
+
+def judging(backend: Backend | None, judge: Judge) -> AbstractContextManager[None]:
+    """Where ``judge``'s model calls run while the context is open: here (local, nothing
+    changes) or as Ray tasks on ``backend``'s cluster (:func:`ragrail.backends.ray.judge_on_ray`)."""
+    if backend is None or backend.local:
+        from contextlib import nullcontext
+
+        return nullcontext()
+    from ragrail.backends.ray import judge_on_ray
+
+    return judge_on_ray(backend, judge)

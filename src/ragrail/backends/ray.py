@@ -13,9 +13,12 @@ the driver gathers the slices in golden-set order and adds them up.
   user's system module) installed, the same version as the driver.
 - ``ragrail logs score``: the driver streams the log database in batches, a task flags
   each batch (:func:`log_flags`), the driver counts and writes the flags in order.
-- Not fanned out: the LLM judge (it runs on the driver after the answers, through one
-  call layer; ``logs score --judge-sample`` too) and --rerun-failures (refused with
-  this backend).
+- The LLM judge of ``run`` (after the answers): each batch of its calls in slices, each
+  slice a Ray task with its own judge under one cluster-wide rate limit (:class:`RemoteJudge`);
+  the driver applies the verdicts in order. Workers read the judge's API key from their
+  own environment.
+- Not fanned out: ``logs score --judge-sample``, ``pairwise``, ``validate`` (the
+  driver's call layer) and --rerun-failures (refused with this backend).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import dataclasses
 import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ragrail.backends.work import Piece, PipelineJob, RemoteLimiter, SystemJob
@@ -45,6 +49,8 @@ IN_FLIGHT_PER_CPU = 2
 LOG_BATCH = 1_000
 # A Ray instance started for the run: small, since it shares the machine with the run.
 LOCAL_OBJECT_STORE = 200_000_000
+# Seconds to wait for a TCP answer at --address before giving up (exit 3).
+PROBE_TIMEOUT = 5.0
 
 
 class LimiterActor:
@@ -81,12 +87,35 @@ def connect(address: str | None) -> tuple[Any, bool]:
     }
     if address is None:
         options.update(num_cpus=os.cpu_count() or 1, object_store_memory=LOCAL_OBJECT_STORE)
+    else:
+        probe(address)
     try:
         ray.init(address=address, **options)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
         raise SystemFailure(f"cannot connect to {where}: {exc}") from None
     return ray, True
+
+
+def probe(address: str, timeout: float = PROBE_TIMEOUT) -> None:
+    """Fail fast (exit 3, one line) when nothing answers at a ``host:port`` address:
+    ``ray.init`` retries an unreachable cluster for about 14 minutes, printing Ray's own
+    log lines as it goes. Other forms ("auto", a name Ray resolves) are left to Ray."""
+    import socket
+
+    from ragrail.errors import InputError
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return
+    if not 0 < int(port) < 65536:
+        raise InputError(f"Ray address {address!r}: the port must be from 1 to 65535")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except (OSError, UnicodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise SystemFailure(f"cannot connect to the Ray cluster at {address}: {reason}") from None
 
 
 def cluster_cpus(ray: Any) -> int:
@@ -333,3 +362,76 @@ def _log_task(job: Any, conversations: Sequence[Any]) -> list[tuple[str, ...]]:
     from ragrail.backends.work import log_flags_piece
 
     return log_flags_piece(job, conversations)
+
+
+class RemoteJudge:
+    """A judge's ``remote_call`` on a Ray cluster: each :meth:`Judge.call` in slices of
+    prompts, each slice a Ray task with its own judge (:func:`work.judge_piece`) under
+    the cluster-wide rate limit; the results come back in the prompts' order, so the
+    driver applies the verdicts and adds up exactly as it does locally. Connects on the
+    first call (a run with nothing to judge never does); :meth:`close` disconnects."""
+
+    def __init__(self, backend: Backend, judge: Any) -> None:
+        self.backend, self.judge = backend, judge
+        self.ray: Any = None
+        self.started = False
+        self.job: Any = None
+
+    def _connect(self) -> None:
+        from ragrail.backends.work import JudgeJob
+
+        self.ray, self.started = connect(self.backend.address)
+        c, cpus = self.judge.config, cluster_cpus(self.ray)
+        limiter = None
+        if c.rpm is not None or c.tpm is not None:
+            actor = self.ray.remote(num_cpus=0)(LimiterActor).remote(c.rpm, c.tpm)
+            limiter = RemoteLimiter(actor, c.tpm is not None)
+        # the limits are the actor's now, and the concurrency the cluster's, shared out
+        config = c.model_copy(
+            update={"rpm": None, "tpm": None, "concurrency": max(1, c.concurrency // cpus)}
+        )
+        cache = self.judge.cache
+        self.job = JudgeJob(
+            config,
+            self.judge.prompts,
+            getattr(cache, "path", None) if cache is not None else None,
+            self.judge.price,
+            self.judge.abstain_phrases,
+            limiter,
+        )
+
+    def __call__(self, prompts: list[tuple[str, int]], validate: Any) -> tuple[list[Any], Any]:
+        from ragrail.calls.layer import UsageTotals
+
+        if self.ray is None:
+            self._connect()
+        cpus = cluster_cpus(self.ray)
+        parts = [(prompts[r.start : r.stop], validate) for r in slices(len(prompts), cpus)]
+        pieces = gather(self.ray, _judge_task, self.job, parts, None, cpus * IN_FLIGHT_PER_CPU)
+        usage = UsageTotals()
+        for _, piece_usage in pieces:
+            usage.absorb(piece_usage)
+        return [r for results, _ in pieces for r in results], usage
+
+    def close(self) -> None:
+        if self.started:
+            self.ray.shutdown()
+        self.ray, self.started = None, False
+
+
+@contextmanager
+def judge_on_ray(backend: Backend, judge: Any) -> Iterator[None]:
+    """While open, ``judge``'s model calls run as Ray tasks on ``backend``'s cluster."""
+    remote = RemoteJudge(backend, judge)
+    judge.remote_call = remote
+    try:
+        yield
+    finally:
+        judge.remote_call = None
+        remote.close()
+
+
+def _judge_task(job: Any, prompts: list[tuple[str, int]], validate: Any) -> tuple[Any, Any]:
+    from ragrail.backends.work import judge_piece
+
+    return judge_piece(job, prompts, validate)

@@ -1,5 +1,5 @@
 """The per-question work a backend hands out: answer and score one slice of the golden
-set, or flag one batch of logged conversations. Plain functions of picklable jobs, so
+set, flag one batch of logged conversations, or make one slice of a judge's calls. Plain functions of picklable jobs, so
 any process can run them (a Ray worker, or this one); nothing here imports Ray."""
 
 from __future__ import annotations
@@ -9,9 +9,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ragrail.calls.layer import UsageTotals
+    from ragrail.calls.prices import Price
     from ragrail.config import Project
     from ragrail.golden import Case
+    from ragrail.judge.config import JudgeConfig, Prompts
     from ragrail.online.record import Conversation
     from ragrail.results import CaseResult, RunConfig, Trace
     from ragrail.scoring.case import ScoringOptions
@@ -151,3 +155,43 @@ def log_flags_piece(job: LogJob, conversations: Sequence[Conversation]) -> list[
         cache = _LOG_CACHES[job.token] = ScoringCache()
     options = dataclasses.replace(job.options, cache=cache)
     return [flags_for(c, options) for c in conversations]
+
+
+@dataclass
+class JudgeJob:
+    """What every slice of one judge's calls shares: picklable inputs to build the same
+    judge in any process (its provider reads the API key from that process's env)."""
+
+    config: JudgeConfig  # its rpm/tpm cleared: ``limiter`` is the cluster-wide one
+    prompts: Prompts
+    cache_path: Path | None  # the project's reply cache (None: the judge had none)
+    price: Price | None
+    abstain_phrases: tuple[str, ...] | None
+    limiter: Any = None  # a RemoteLimiter, or None: no rate limit
+
+
+def judge_piece(
+    job: JudgeJob, prompts: list[tuple[str, int]], validate: Any
+) -> tuple[list[Any], UsageTotals]:
+    """Make one slice of a judge's calls ``(prompt, repeat)``: their results in order
+    and what they cost (the driver adds that to its judge's totals)."""
+    from ragrail.calls.cache import ResponseCache
+    from ragrail.calls.providers import JUDGE_URL, make_provider
+    from ragrail.judge.core import Judge
+
+    c = job.config
+    judge = Judge(
+        config=c,
+        provider=make_provider(c.provider, c.model, c.base_url, c.timeout, JUDGE_URL),
+        prompts=job.prompts,
+        cache=ResponseCache(job.cache_path) if job.cache_path is not None else None,
+        price=job.price,
+        abstain_phrases=job.abstain_phrases,
+        limiter=job.limiter,
+    )
+    try:
+        results = judge.call(prompts, validate)
+    finally:
+        if judge.cache is not None:
+            judge.cache.close()
+    return results, judge.totals

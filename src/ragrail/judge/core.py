@@ -26,6 +26,9 @@ class Judge:
     totals: Any = None  # llm.UsageTotals over every call this judge made
     abstain_phrases: tuple[str, ...] | None = None  # [scoring] abstain_phrases; None: defaults
     limiter: Any = None  # limiter.RateLimiter over all this judge's calls; None: from config
+    # Set by a backend that makes the calls elsewhere (ragrail.backends.ray):
+    # ``remote_call(prompts, validate) -> (results in order, their UsageTotals)``.
+    remote_call: Any = None
 
     def __post_init__(self) -> None:
         from ragrail.calls.layer import UsageTotals
@@ -76,6 +79,10 @@ class Judge:
 
         if not prompts:
             return []
+        if self.remote_call is not None:
+            results, usage = self.remote_call(prompts, validate)
+            self.totals.absorb(usage)
+            return results
         layer = self._layer(validate)
         results = layer.run([CallRequest(prompt=p, repeat=r) for p, r in prompts])
         self.totals.absorb(layer.usage)
