@@ -182,6 +182,7 @@ def _edit(path: Path, change) -> None:
         ("mixed-n", "every shard must split the golden set the same way"),
         ("other-golden", "ran another golden set"),
         ("other-config", "config.top_k"),
+        ("other-model-settings", "model settings (answerer or judge)"),
         ("not-a-shard", "is not a shard's results"),
         ("wrong-case", "belongs to shard"),
         ("over-a-shard", "would overwrite the shard results"),
@@ -203,6 +204,9 @@ def test_merge_refuses_an_incomplete_or_mixed_set(cli, project, case, says):
         _edit(s1, lambda d: d["shard"].update(golden="0" * 64))
     elif case == "other-config":
         assert cli("run", "--shard", "1/3", "-k", "1", "--json", str(s1), cwd=project).code == 0
+    elif case == "other-model-settings":  # changes replies, yet is not in the run's config
+        r = cli("run", "--shard", "1/3", "--max-tokens", "64", "--json", str(s1), cwd=project)
+        assert r.code == 0, r.err
     elif case == "not-a-shard":
         assert cli("run", "--no-history", "--json", str(s1), cwd=project).code == 0
     elif case == "wrong-case":

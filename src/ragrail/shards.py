@@ -64,6 +64,8 @@ class ShardInfo(LeanModel):
     golden: str  # golden_fingerprint() of the whole golden set
     settings: str  # settings_fingerprint(): what scoring read beyond the run's config
     own_system: bool  # the user's system: top_k and n_chunks come from the traces
+    # models_fingerprint(): the answerer's and judge's settings that change a reply
+    models: str = ""
     positions: list[int] = Field(default_factory=list)  # each case's place in the golden set
 
 
@@ -114,6 +116,33 @@ def settings_fingerprint(options: ScoringOptions) -> str:
     return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()
 
 
+def models_fingerprint(prepared: Prepared) -> str:
+    """SHA-256 of what changes a model's replies beyond the run's config: the answerer's
+    base URL and call parameters (max_tokens, temperature), and the judge's settings and
+    prompts. Concurrency, timeouts, retries and rate limits change no reply: left out."""
+    from ragrail.settings import answerer_spec
+
+    spec = answerer_spec(prepared.project, prepared.overrides)
+    judge = prepared.judge
+    values: dict[str, Any] = {
+        "answerer": [spec.name, spec.model, spec.base_url, spec.calls.params()],
+        "judge": None,
+    }
+    if judge is not None:
+        from ragrail.judge.config import Prompts
+
+        root = prepared.project.root
+        folder = root / judge.prompts_dir if judge.prompts_dir else None
+        prompts = Prompts.load(folder)
+        values["judge"] = {
+            **judge.model_dump(
+                mode="json", exclude={"concurrency", "timeout", "max_retries", "rpm", "tpm"}
+            ),
+            "prompts": [prompts.claims, prompts.rubric],
+        }
+    return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()
+
+
 def _plain(check: Any) -> Any:
     dump = getattr(check, "model_dump", None)
     return dump(mode="json") if dump is not None else str(check)
@@ -135,6 +164,7 @@ def slice_prepared(prepared: Prepared, shard: Shard) -> ShardInfo:
         n_cases=len(golden.cases),
         golden=golden_fingerprint(c.id for c in golden.cases),
         settings=settings_fingerprint(prepared.options),
+        models=models_fingerprint(prepared),
         own_system=prepared.system is not None or prepared.project.config.system.kind != "pipeline",
         positions=positions,
     )
@@ -277,6 +307,7 @@ def _check_same(first: ShardRun, shard: ShardRun) -> None:
         "ragrail_version": (first.run.ragrail_version, shard.run.ragrail_version),
         "judge": (first.run.judge, shard.run.judge),
         "scoring settings": (a.settings, b.settings),
+        "model settings (answerer or judge)": (a.models, b.models),
         "system": (a.own_system, b.own_system),
     }
     for name, (va, vb) in pairs.items():

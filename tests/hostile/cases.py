@@ -701,4 +701,6 @@ CASES: list[Hostile] = [
     Hostile("merge-broken-json", USAGE, write("s.json", '{"shard": '), args=("merge", "s.json"), says="s.json"),
     Hostile("merge-bad-shard-field", USAGE, write("s.json", '{"shard": {"index": -1}}'), args=("merge", "s.json"), says="shard.index"),
     Hostile("merge-shard-field-not-object", USAGE, write("s.json", '{"shard": [1]}'), args=("merge", "s.json"), says="shard"),
+    # a Ray address with no port to reach is a mistake before any connection (Ray installed or not)
+    Hostile("ray-address-port-zero", USAGE, args=("run", "--backend", "ray", "--address", "127.0.0.1:0")),
 ]
