@@ -636,3 +636,22 @@ def test_pairwise_header_shows_run_names_and_the_judge_model_escaped(cli, tmp_pa
     assert "\x1b" not in r.out
     assert not any(line.startswith("WORSE") for line in r.out.splitlines())
     assert "a\\x1b[2J.json" in r.out and "claude\\x1b[31m-x" in r.out
+
+
+def test_no_cache_makes_the_judge_call_again_and_store_nothing(cli, tmp_path):
+    """--no-cache is for the models, judge included: a second run with it calls the judge
+    again, and its replies are not written to the reply cache."""
+    dest = late_refund(cli, tmp_path)
+    cache = dest / ".ragrail" / "cache.sqlite"
+    judge = ("--judge", "claude")
+    with FakeLLM(claims_judge) as fake:
+        first = cli("run", *judge, "--judge-base-url", fake.url, "--no-cache", cwd=dest)
+        assert first.code == 0, first.err
+        again = cli("run", *judge, "--judge-base-url", fake.url, "--no-cache", cwd=dest)
+        assert again.code == 0, again.err
+        assert len(fake.received) == 8  # 4 judge calls, twice: nothing came from a cache
+        cached = cli("run", *judge, "--judge-base-url", fake.url, cwd=dest)
+        cached_again = cli("run", *judge, "--judge-base-url", fake.url, cwd=dest)
+        assert cached.code == cached_again.code == 0
+        assert len(fake.received) == 12  # the cached runs: 4 calls, then none
+    assert cache.is_file()

@@ -233,7 +233,9 @@ def run(prepared: Prepared, progress: Progress | None = None) -> Evaluation:
     else:
         _run_system(p, evaluation)
     if p.judge is not None:
-        evaluation.judge_failed = _run_judge(p.project, p.judge, evaluation.result, p.backend)
+        evaluation.judge_failed = _run_judge(
+            p.project, p.judge, evaluation.result, p.backend, p.overrides.no_cache
+        )
     return evaluation
 
 
@@ -312,13 +314,15 @@ def _run_pipeline(p: Prepared, evaluation: Evaluation, progress: Progress | None
     evaluation.result = result
 
 
-def _run_judge(project: Project, cfg: JudgeConfig, result: RunResult, backend: Any) -> int:
+def _run_judge(
+    project: Project, cfg: JudgeConfig, result: RunResult, backend: Any, no_cache: bool = False
+) -> int:
     """Judge the run in place (its calls on ``backend``); returns how many questions the
     judge failed on."""
     from ragrail.backends import judging
     from ragrail.judge import judge_and_rescore, same_family_warning
 
-    judge = build_judge(project, cfg)
+    judge = build_judge(project, cfg, no_cache)
     warning = same_family_warning(judge, [result.config.model])
     if warning:
         warnings.warn(warning, stacklevel=2)

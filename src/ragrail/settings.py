@@ -191,11 +191,13 @@ def judge_config(project: Project, overrides: Overrides | None = None) -> JudgeC
     )
 
 
-def build_judge(project: Project, cfg: JudgeConfig) -> Any:  # -> judge.Judge
-    """The judge ``cfg`` describes, with the project's cache, prices and prompts."""
+def build_judge(project: Project, cfg: JudgeConfig, no_cache: bool = False) -> Any:
+    """The judge ``cfg`` describes (a ``judge.Judge``), with the project's reply cache
+    (``no_cache``: none, as ``--no-cache`` asks), prices and prompts."""
     from ragrail.judge import build_judge as build
 
-    judge = build(cfg, project.state_dir / "cache.sqlite", prices(project), project.root)
+    cache = None if no_cache else project.state_dir / "cache.sqlite"
+    judge = build(cfg, cache, prices(project), project.root)
     judge.abstain_phrases = tuple(project.config.scoring.abstain_phrases)
     return judge
 

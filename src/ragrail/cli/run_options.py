@@ -246,8 +246,8 @@ def run_options(func: Any) -> Any:
         click.option(
             "--no-cache",
             is_flag=True,
-            help="Call the model even for cached prompts, and encode every chunk again with "
-            "the dense retriever (neither cache is read or written).",
+            help="Call the models (answerer and judge) even for cached prompts, and encode "
+            "every chunk again with the dense retriever (no cache is read or written).",
         ),
         click.option(
             "--dry-run",
