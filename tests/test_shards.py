@@ -183,6 +183,7 @@ def _edit(path: Path, change) -> None:
         ("other-golden", "ran another golden set"),
         ("other-config", "config.top_k"),
         ("other-model-settings", "model settings (answerer or judge)"),
+        ("other-ragrail", "merge with the ragrail that ran the shards"),
         ("not-a-shard", "is not a shard's results"),
         ("wrong-case", "belongs to shard"),
         ("over-a-shard", "would overwrite the shard results"),
@@ -207,6 +208,9 @@ def test_merge_refuses_an_incomplete_or_mixed_set(cli, project, case, says):
     elif case == "other-model-settings":  # changes replies, yet is not in the run's config
         r = cli("run", "--shard", "1/3", "--max-tokens", "64", "--json", str(s1), cwd=project)
         assert r.code == 0, r.err
+    elif case == "other-ragrail":
+        for path in files:
+            _edit(path, lambda d: d.update(ragrail_version="9.9.9"))
     elif case == "not-a-shard":
         assert cli("run", "--no-history", "--json", str(s1), cwd=project).code == 0
     elif case == "wrong-case":

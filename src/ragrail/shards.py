@@ -263,6 +263,15 @@ def merge(paths: Sequence[Path]) -> RunResult:
     if not shards:
         raise InputError("give the results of every shard to merge")
     first = shards[0]
+    from ragrail import __version__
+
+    if first.run.ragrail_version != __version__:
+        # the merged run says which ragrail scored it: the one that ran the shards
+        raise InputError(
+            f"was written by ragrail {first.run.ragrail_version}, and this is {__version__}: "
+            "merge with the ragrail that ran the shards",
+            str(first.path),
+        )
     seen: dict[int, ShardRun] = {}
     for shard in shards:
         _check_same(first, shard)
