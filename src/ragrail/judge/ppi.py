@@ -1,0 +1,310 @@
+"""Judge-scored totals corrected by human labels: prediction-powered inference.
+
+A judge's raw rate over all answers inherits the judge's bias: a judge 10 points too
+lenient makes the total 10 points too high, with an interval far too narrow to show
+it. Prediction-powered inference (PPI, Angelopoulos, Bates, Fannjiang, Jordan, Zrnic,
+"Prediction-powered inference", Science 382, 2023) corrects the judge's mean by its
+measured error on a few hundred human-labelled answers and gives a valid interval;
+PPI++ (Angelopoulos, Duchi, Zrnic, "PPI++: Efficient prediction-powered inference",
+arXiv:2311.01453, 2023) weights the judge by a tuned λ so the interval is never much
+wider than the human-labels-only one. ARES (Saad-Falcon et al., NAACL 2024) uses PPI
+for RAG judges.
+
+Notation. f is the judge, Y the human label, both in [0, 1] (a pass/fail verdict or a
+faithfulness score). f(X̃_1..N): the judge on all N questions (the "unlabelled" set);
+(f(X_i), Y_i), i = 1..n: the judge and the human on the n labelled answers. σ² is a
+sample variance (denominator n - 1), Cov a sample covariance (n - 1), z = Φ⁻¹(1 - α/2).
+
+**Classic PPI** (λ = 1) and **PPI++** (tuned λ), one formula:
+
+    θ̂_λ    = λ·mean f(X̃) + mean(Y - λ·f(X))
+    Var    = λ²·σ²_f(X̃)/N + σ²_{Y-λf(X)}/n
+    CI     = θ̂_λ ± z·√Var,  intersected with [0, 1]
+
+λ = 1 is classic PPI: the judge's mean plus the mean of (human - judge). λ = 0 is the
+human labels alone. PPI++ picks the λ that minimises Var (treating it as known):
+
+    λ̂ = Cov(Y, f(X)) / ((1 + n/N)·σ²_f)
+
+with σ²_f the judge's variance over the labelled and unlabelled values pooled (as the
+reference implementation, ppi_py, does), clipped to [0, 1]: below 0 the judge is
+anti-correlated with the humans (noise at small n, or a judge not worth using) and 0
+falls back to the human labels; above 1 would extrapolate past the classic
+correction on a noisy λ̂. θ̂_λ stays unbiased for any fixed λ; λ̂ costs only a
+vanishing term asymptotically (PPI++, Theorem 1).
+
+The estimate itself is not clipped (it is the unbiased one and can leave [0, 1] by a
+little); the interval is intersected with [0, 1], which keeps its coverage since the
+true rate lies there. PPI assumes the labelled answers are a random sample from the
+same population as the N judged ones; labelled questions may also be among the N
+(the usual practice; the dependence is negligible when n ≪ N).
+
+**Degenerate cases**, handled rather than hidden:
+
+- n = 0 or N = 0: ValueError: there is nothing to correct with (callers report the raw,
+  uncorrected figure).
+- n = 1: the classic correction (λ = 1) is still unbiased, so it is the estimate, but no
+  variance can be estimated: low, high and human_only are None.
+- the judge gives the same value everywhere (σ²_f = 0): λ̂ = 0 and the estimate is the
+  human-only mean (with λ = 1 it is the same number: the constant cancels).
+- the estimated variance is 0 with n >= 2 (every label equal, judge constant or always
+  agreeing): a zero-width interval would claim certainty from a finite sample, so the
+  interval is Wilson's interval of the human labels taken as a proportion
+  (``ragrail.stats.wilson``, as ``ragrail.stats`` does for means at the bounds).
+
+Inputs must be finite and in [0, 1], with paired labelled arrays of equal length;
+otherwise ValueError (a programming error here: the CLI validates files before).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ragrail.stats import wilson
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class PPIEstimate:
+    """A corrected mean. ``var_judge`` is σ²_f(X̃) and ``var_rectifier`` σ²_{Y-λf(X)}
+    (None when n < 2); ``se`` = √Var (None when there is no interval)."""
+
+    estimate: float
+    low: float | None
+    high: float | None
+    raw: float
+    n_labelled: int
+    n_unlabelled: int
+    lam: float
+    human_only: tuple[float, float] | None
+    se: float | None = None
+    var_judge: float = 0.0
+    var_rectifier: float | None = None
+    alpha: float = 0.05
+
+
+@dataclass(frozen=True)
+class PPIDifference:
+    """θ̂_A - θ̂_B with its interval; ``paired`` says which variance formula was used."""
+
+    estimate: float
+    low: float | None
+    high: float | None
+    paired: bool
+    a: PPIEstimate
+    b: PPIEstimate
+
+
+def _z(alpha: float) -> float:
+    from scipy.stats import norm
+
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    return float(norm.ppf(1.0 - alpha / 2.0))
+
+
+def _array(values: Sequence[float], name: str) -> np.ndarray:
+    import numpy as np
+
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a flat sequence of numbers")
+    if arr.size and (not np.all(np.isfinite(arr)) or arr.min() < 0.0 or arr.max() > 1.0):
+        raise ValueError(f"{name} must hold finite values in [0, 1]")
+    return arr
+
+
+def _var(arr: np.ndarray) -> float:  # sample variance, 0 for fewer than 2 values
+    return float(arr.var(ddof=1)) if arr.size >= 2 else 0.0
+
+
+def _clip01(low: float, high: float) -> tuple[float, float]:
+    return max(0.0, low), min(1.0, high)
+
+
+def _human_interval(human: np.ndarray, z: float) -> tuple[float, float] | None:
+    """mean(Y) ± z·σ_Y/√n, or Wilson's interval when σ_Y = 0 (see the module docstring)."""
+    n = human.size
+    if n < 2:
+        return None
+    se = math.sqrt(_var(human) / n)
+    if se == 0.0:
+        iv = wilson(float(human.sum()), n, z)
+        assert iv is not None  # n >= 2
+        return iv.low, iv.high
+    mean = float(human.mean())
+    return _clip01(mean - z * se, mean + z * se)
+
+
+def tuned_lambda(
+    judge_all: Sequence[float], judge_labelled: Sequence[float], human_labelled: Sequence[float]
+) -> float:
+    """PPI++'s λ̂ = Cov(Y, f(X)) / ((1 + n/N)·σ²_f), clipped to [0, 1]; σ²_f over the
+    pooled judge values. 1 (classic PPI) when n < 2; 0 when the judge is constant."""
+    import numpy as np
+
+    f_all, f_lab, y = (
+        _array(judge_all, "judge_all"),
+        _array(judge_labelled, "judge_labelled"),
+        _array(human_labelled, "human_labelled"),
+    )
+    n, big_n = y.size, f_all.size
+    if n < 2:
+        return 1.0
+    var_f = _var(np.concatenate([f_lab, f_all]))
+    if var_f == 0.0:
+        return 0.0
+    cov = float(np.cov(y, f_lab, ddof=1)[0, 1])
+    return min(1.0, max(0.0, cov / ((1.0 + n / big_n) * var_f)))
+
+
+def ppi_mean(
+    judge_all: Sequence[float],
+    judge_labelled: Sequence[float],
+    human_labelled: Sequence[float],
+    *,
+    alpha: float = 0.05,
+    tuned: bool = True,
+) -> PPIEstimate:
+    """The corrected mean θ̂_λ and its 1 - α interval (formulas in the module
+    docstring): λ = 1 (classic PPI) when ``tuned`` is False, PPI++'s λ̂ otherwise."""
+    z = _z(alpha)
+    f_all = _array(judge_all, "judge_all")
+    f_lab = _array(judge_labelled, "judge_labelled")
+    y = _array(human_labelled, "human_labelled")
+    if f_lab.size != y.size:
+        raise ValueError(f"judge_labelled has {f_lab.size} values, human_labelled {y.size}")
+    if y.size == 0 or f_all.size == 0:
+        raise ValueError("PPI needs at least one labelled and one judged answer")
+    n, big_n = y.size, f_all.size
+    lam = tuned_lambda(f_all, f_lab, y) if tuned else 1.0
+    raw = float(f_all.mean())
+    rect = y - lam * f_lab
+    estimate = lam * raw + float(rect.mean())
+    var_judge = _var(f_all)
+    common: dict[str, Any] = dict(
+        estimate=estimate,
+        raw=raw,
+        n_labelled=n,
+        n_unlabelled=big_n,
+        lam=lam,
+        var_judge=var_judge,
+        alpha=alpha,
+    )
+    if n < 2:
+        return PPIEstimate(low=None, high=None, human_only=None, **common)
+    var_rect = _var(rect)
+    human_only = _human_interval(y, z)
+    se = math.sqrt(lam * lam * var_judge / big_n + var_rect / n)
+    if se == 0.0:
+        low, high = human_only  # Wilson's interval of the labels: see the docstring
+    else:
+        low, high = _clip01(estimate - z * se, estimate + z * se)
+    return PPIEstimate(
+        low=low, high=high, human_only=human_only, se=se, var_rectifier=var_rect, **common
+    )
+
+
+def judge_bias(
+    judge_labelled: Sequence[float], human_labelled: Sequence[float], alpha: float = 0.05
+) -> tuple[float, float | None, float | None]:
+    """The judge's bias d̄ = mean(f(X) - Y) on the labelled answers with the paired t
+    interval d̄ ± t_{1-α/2, n-1}·s_d/√n (s_d the sample SD of the differences),
+    intersected with [-1, 1]. No interval when n < 2. When every difference is equal
+    (s_d = 0, e.g. a judge that agreed on all n) the half-width is Wilson's upper bound
+    on a disagreement rate of 0 of n, not zero: n agreements do not prove none ever
+    happen."""
+    from scipy.stats import t as student_t
+
+    _z(alpha)  # validates alpha
+    f_lab, y = _array(judge_labelled, "judge_labelled"), _array(human_labelled, "human_labelled")
+    if f_lab.size != y.size:
+        raise ValueError(f"judge_labelled has {f_lab.size} values, human_labelled {y.size}")
+    if y.size == 0:
+        raise ValueError("judge_bias needs at least one labelled answer")
+    d = f_lab - y
+    n, mean = d.size, float(d.mean())
+    if n < 2:
+        return mean, None, None
+    sd = math.sqrt(_var(d))
+    if sd == 0.0:
+        iv = wilson(0.0, n, _z(alpha))
+        assert iv is not None
+        half = iv.high
+    else:
+        half = float(student_t.ppf(1.0 - alpha / 2.0, n - 1)) * sd / math.sqrt(n)
+    return mean, max(-1.0, mean - half), min(1.0, mean + half)
+
+
+def labels_to_halve(est: PPIEstimate) -> int | None:
+    """How many labels beyond the n already held would halve the corrected interval's
+    width, holding N, λ and both variances. Halving the width quarters the variance:
+
+        λ²σ²_f/N + σ²_r/n' = Var/4   ⇒   n' = σ²_r / (Var/4 - λ²σ²_f/N)
+
+    and the answer is ⌈n'⌉ - n. None when labels alone cannot do it: the unlabelled
+    term λ²σ²_f/N is already at least Var/4 (more judged questions, or a better judge,
+    are needed), or there is no variance to halve (n < 2, or Var = 0)."""
+    if est.se is None or est.var_rectifier is None or est.se == 0.0:
+        return None
+    target = est.se * est.se / 4.0
+    unlabelled = est.lam * est.lam * est.var_judge / est.n_unlabelled
+    room = target - unlabelled
+    if room <= 0.0 or est.var_rectifier == 0.0:
+        return None
+    # A tiny tolerance so float noise in an exact hand case does not add one label.
+    return max(0, math.ceil(est.var_rectifier / room - 1e-9) - est.n_labelled)
+
+
+def ppi_difference(
+    a_all: Sequence[float],
+    a_judge_labelled: Sequence[float],
+    a_human_labelled: Sequence[float],
+    b_all: Sequence[float],
+    b_judge_labelled: Sequence[float],
+    b_human_labelled: Sequence[float],
+    *,
+    paired: bool = False,
+    alpha: float = 0.05,
+    tuned: bool = True,
+) -> PPIDifference:
+    """θ̂_A - θ̂_B for two runs judged by the same validated judge, each corrected with
+    its own λ (``ppi_mean``), with a 1 - α normal interval intersected with [-1, 1].
+
+    Unpaired (``paired=False``): the two estimates are treated as independent,
+    Var = Var_A + Var_B. Conservative when the runs share questions (their judge values
+    are usually positively correlated).
+
+    Paired (``paired=True``): both runs were judged on the same N questions and labelled
+    on the same n questions, in the same order (the caller guarantees the order; only
+    the lengths are checked). With r = Y - λf, the labelled and unlabelled samples
+    independent of each other:
+
+        Var = σ²(λ_A f_A(X̃) - λ_B f_B(X̃))/N + σ²(r_A(X) - r_B(X))/n
+
+    (each λ treated as known, as in PPI++). When both runs are corrected with one shared
+    set of labelled answers, passing the same labelled arrays for both with
+    ``paired=True`` gives the right covariance. No interval when either n < 2."""
+    a = ppi_mean(a_all, a_judge_labelled, a_human_labelled, alpha=alpha, tuned=tuned)
+    b = ppi_mean(b_all, b_judge_labelled, b_human_labelled, alpha=alpha, tuned=tuned)
+    estimate = a.estimate - b.estimate
+    if a.se is None or b.se is None:
+        return PPIDifference(estimate, None, None, paired, a, b)
+    if paired:
+        if a.n_unlabelled != b.n_unlabelled or a.n_labelled != b.n_labelled:
+            raise ValueError("paired runs need the same number of judged and labelled answers")
+        fa, fb = _array(a_all, "a_all"), _array(b_all, "b_all")
+        ra = _array(a_human_labelled, "a") - a.lam * _array(a_judge_labelled, "a")
+        rb = _array(b_human_labelled, "b") - b.lam * _array(b_judge_labelled, "b")
+        var = _var(a.lam * fa - b.lam * fb) / fa.size + _var(ra - rb) / ra.size
+    else:
+        var = a.se**2 + b.se**2
+    half = _z(alpha) * math.sqrt(max(0.0, var))
+    return PPIDifference(
+        estimate, max(-1.0, estimate - half), min(1.0, estimate + half), paired, a, b
+    )
