@@ -82,6 +82,31 @@ def test_an_old_history_is_migrated_in_place_keeping_its_runs(tmp_path, run_resu
     assert asides(tmp_path) == []
 
 
+def test_a_schema_3_history_keeps_its_validations_and_stores_pairs_after_migrating(tmp_path):
+    from ragrail.judge.validate import Agreement
+
+    path = tmp_path / "history.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript("".join(MIGRATIONS[:3]) + "PRAGMA user_version = 3;")
+    db.execute(
+        "INSERT INTO judge_validations (created_at, judge_key, judge, criterion, n, agreement,"
+        " kappa, kappa_low, kappa_high, details) VALUES"
+        " ('2024-01-01T00:00:00', 'k1', 'claude', 'polite', 2, 1.0, 0.7, 0.5, 0.9, '{}')"
+    )
+    db.commit()
+    db.close()
+    store = History(path)
+    assert store.version == len(MIGRATIONS)
+    # the old validation still counts, but has no pairs to correct a total with
+    assert store.best_validation("k1", "polite")[:2] == (1, 0.7)
+    assert store.validation_pairs("k1", "polite") == []
+    a = Agreement(criterion="polite", scale="pass_fail", n=3, kappa=0.8)
+    a.pairs = [("q1", 1.0, 0.0), ("q2", 1.0, 1.0), ("q1", 1.0, 0.0)]  # a case labelled twice
+    assert store.record_validation("k1", "claude", "polite", a) == 2
+    assert store.validation_pairs("k1", "polite") == a.pairs  # the latest validation's
+    store.close()
+
+
 def test_a_history_from_a_newer_ragrail_is_refused_and_left_alone(tmp_path):
     path = tmp_path / "history.sqlite"
     old_history(path)

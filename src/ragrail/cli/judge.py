@@ -69,6 +69,21 @@ def _pct_ci(value: float | None, ci: tuple[float, float] | None) -> str:
     return f"{value:.0%}{interval}"
 
 
+def _bias(a: Any) -> str:
+    """The mean of judge - human with its 95% t interval: points of the pass rate, or of
+    the 1-5 score."""
+    if a.bias is None:
+        return "-"
+    pf = a.scale == "pass_fail"
+
+    def fmt(v: float) -> str:
+        return f"{v * 100:+.0f}" if pf else f"{v:+.2f}"
+
+    ci = f"  [{fmt(a.bias_ci[0])}, {fmt(a.bias_ci[1])}]" if a.bias_ci else ""
+    unit = "points of the pass rate" if pf else "score points"
+    return f"{fmt(a.bias)}{ci}  ({unit}, judge - people; + is lenient; n={a.n})"
+
+
 @judge_group.command("validate", context_settings=RUN_REFS)
 @click.option(
     "--labels",
@@ -102,8 +117,9 @@ def judge_validate(
     """Measure the judge against human labels, and store the result.
 
     Prints agreement, Cohen's kappa (Spearman for 1-5 scales), the true-positive
-    and true-negative rates, the confusion matrix, each with a 95% interval, and
-    the disagreements to read. A run may gate on a judge criterion only after a
+    and true-negative rates, the confusion matrix, the judge's bias (the mean of
+    judge - human, a paired t interval), each with a 95% interval, and the
+    disagreements to read. A run may gate on a judge criterion only after a
     validation of that judge (model, prompt and rubric) with kappa of at least
     [judge] min_kappa (0.6).
 
@@ -195,6 +211,7 @@ def _print_agreement(out: Out, label: str, skipped: int, a: Any) -> None:
     else:
         ci = f"  [{a.spearman_ci[0]:.2f}, {a.spearman_ci[1]:.2f}]" if a.spearman_ci else ""
         out.say(f"  Spearman          {'-' if a.spearman is None else f'{a.spearman:.2f}'}{ci}")
+    out.say(f"  judge bias        {_bias(a)}")
     if a.disagreements:
         out.say(f"  disagreements ({len(a.disagreements)}), worth reading:")
 

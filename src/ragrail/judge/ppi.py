@@ -211,18 +211,30 @@ def ppi_mean(
 
 
 def judge_bias(
-    judge_labelled: Sequence[float], human_labelled: Sequence[float], alpha: float = 0.05
+    judge_labelled: Sequence[float],
+    human_labelled: Sequence[float],
+    alpha: float = 0.05,
+    span: float = 1.0,
 ) -> tuple[float, float | None, float | None]:
     """The judge's bias d̄ = mean(f(X) - Y) on the labelled answers with the paired t
     interval d̄ ± t_{1-α/2, n-1}·s_d/√n (s_d the sample SD of the differences),
-    intersected with [-1, 1]. No interval when n < 2. When every difference is equal
-    (s_d = 0, e.g. a judge that agreed on all n) the half-width is Wilson's upper bound
-    on a disagreement rate of 0 of n, not zero: n agreements do not prove none ever
-    happen."""
+    intersected with [-span, span]; ``span`` is the largest possible difference (1 for
+    pass/fail and rates, 4 for a 1-5 score). No interval when n < 2. When every
+    difference is equal (s_d = 0, e.g. a judge that agreed on all n) the half-width is
+    span times Wilson's upper bound on a disagreement rate of 0 of n (|d̄| <= P(disagree)
+    · span), not zero: n agreements do not prove none ever happen."""
+    import numpy as np
     from scipy.stats import t as student_t
 
-    _z(alpha)  # validates alpha
-    f_lab, y = _array(judge_labelled, "judge_labelled"), _array(human_labelled, "human_labelled")
+    z = _z(alpha)  # validates alpha
+    f_lab = np.asarray(judge_labelled, dtype=float)
+    y = np.asarray(human_labelled, dtype=float)
+    if (
+        f_lab.ndim != 1
+        or y.ndim != 1
+        or not (np.all(np.isfinite(f_lab)) and np.all(np.isfinite(y)))
+    ):
+        raise ValueError("judge_bias needs two flat sequences of finite numbers")
     if f_lab.size != y.size:
         raise ValueError(f"judge_labelled has {f_lab.size} values, human_labelled {y.size}")
     if y.size == 0:
@@ -233,12 +245,12 @@ def judge_bias(
         return mean, None, None
     sd = math.sqrt(_var(d))
     if sd == 0.0:
-        iv = wilson(0.0, n, _z(alpha))
+        iv = wilson(0.0, n, z)
         assert iv is not None
-        half = iv.high
+        half = iv.high * span
     else:
         half = float(student_t.ppf(1.0 - alpha / 2.0, n - 1)) * sd / math.sqrt(n)
-    return mean, max(-1.0, mean - half), min(1.0, mean + half)
+    return mean, max(-span, mean - half), min(span, mean + half)
 
 
 def labels_to_halve(est: PPIEstimate) -> int | None:

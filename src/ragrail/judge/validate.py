@@ -1,5 +1,5 @@
 """Judge validation: human labels, and the judge's agreement with them (Cohen's kappa,
-Spearman, true-positive and true-negative rates, each with a 95% interval)."""
+Spearman, true-positive and true-negative rates, the judge's bias, each with a 95% interval)."""
 
 from __future__ import annotations
 
@@ -152,6 +152,23 @@ class Agreement:
     tnr_n: int = 0
     confusion: dict[str, int] = field(default_factory=dict)  # hp_jp, hp_jf, hf_jp, hf_jf
     disagreements: list[tuple[str, float, float, str]] = field(default_factory=list)
+    bias: float | None = None  # mean of (judge - human): a pass rate's points, or score points
+    bias_ci: tuple[float, float] | None = None
+    pairs: list[tuple[str, float, float]] = field(default_factory=list)  # case id, judge, human
+
+
+def judge_bias(
+    pairs: Sequence[tuple[float, float]], span: float = 1.0
+) -> tuple[float, tuple[float, float] | None] | None:
+    """The judge's bias over (judge, human) pairs, positive when the judge is more lenient
+    than people: :func:`ragrail.judge.ppi.judge_bias` (mean of judge - human, 95% paired t
+    interval); None without pairs, no interval with one."""
+    if not pairs:
+        return None
+    from ragrail.judge.ppi import judge_bias as bias
+
+    mean, low, high = bias([j for j, _ in pairs], [h for _, h in pairs], span=span)
+    return mean, (None if low is None or high is None else (low, high))
 
 
 def cohen_kappa(pairs: Sequence[tuple[int, int]]) -> float | None:
@@ -181,6 +198,9 @@ def agreement_stats(
     a = Agreement(criterion=criterion, scale=scale, n=len(items))
     if not items:
         return a
+    a.pairs = [(c, j, h) for c, h, j, _ in items]
+    span = 1.0 if scale == "pass_fail" else 4.0  # the largest judge - human difference
+    a.bias, a.bias_ci = judge_bias([(j, h) for _, h, j, _ in items], span) or (None, None)
     if scale == "pass_fail":
         pairs = [(int(h), int(j)) for _, h, j, _ in items]
         agree = sum(1 for h, j in pairs if h == j)

@@ -141,6 +141,7 @@ def validation_json(
 
 def _agreement(a: Any) -> dict[str, Any]:
     data = asdict(a)
+    data.pop("pairs", None)  # kept in the history (for the PPI correction), not the report
     data["disagreements"] = [
         {"case_id": c, "people": h, "judge": j, "reason": r} for c, h, j, r in a.disagreements
     ]

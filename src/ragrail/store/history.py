@@ -74,6 +74,17 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX judge_validations_key ON judge_validations(judge_key, criterion);
     """,
+    # 4: each validation's labelled pairs, for correcting judged totals by the labels (PPI);
+    # no key on case_id: a labels file may label a case twice
+    """
+    CREATE TABLE judge_validation_pairs (
+        validation_id INTEGER NOT NULL REFERENCES judge_validations(id) ON DELETE CASCADE,
+        case_id TEXT NOT NULL,
+        judge REAL NOT NULL,
+        human REAL NOT NULL
+    );
+    CREATE INDEX judge_validation_pairs_id ON judge_validation_pairs(validation_id);
+    """,
 )
 
 
@@ -368,10 +379,16 @@ class History:
                 a.kappa if a.kappa is not None else a.spearman,
                 (a.kappa_ci or a.spearman_ci or (None, None))[0],
                 (a.kappa_ci or a.spearman_ci or (None, None))[1],
-                json.dumps(dataclasses.asdict(a)),
+                json.dumps({k: v for k, v in dataclasses.asdict(a).items() if k != "pairs"}),
             ),
         )
-        return int(cur.lastrowid)
+        vid = int(cur.lastrowid)
+        self.db.executemany(
+            "INSERT INTO judge_validation_pairs (validation_id, case_id, judge, human)"
+            " VALUES (?, ?, ?, ?)",
+            [(vid, c, j, h) for c, j, h in a.pairs],
+        )
+        return vid
 
     def best_validation(self, key: str, criterion: str) -> tuple[int, float | None, str] | None:
         """The latest validation of this judge on this criterion: (id, kappa, when)."""
@@ -385,6 +402,19 @@ class History:
         row = found[0]
         kappa = row[1] if isinstance(row[1], int | float) and math.isfinite(row[1]) else None
         return int(row[0]), kappa, str(row[2])
+
+    def validation_pairs(self, key: str, criterion: str) -> list[tuple[str, float, float]]:
+        """The labelled (case id, judge, human) pairs of :meth:`best_validation`'s row; empty
+        when there is none, or it was stored before the pairs were (schema 3)."""
+        best = self.best_validation(key, criterion)
+        if best is None:
+            return []
+        rows = self._query(
+            "SELECT case_id, judge, human FROM judge_validation_pairs WHERE validation_id = ?"
+            " ORDER BY rowid",
+            (best[0],),
+        )
+        return [(str(c), float(j), float(h)) for c, j, h in rows]
 
     def close(self) -> None:
         self.db.close()
