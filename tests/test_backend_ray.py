@@ -240,15 +240,40 @@ def test_judge_on_ray_equals_local(ray_head: str, tmp_path: Path) -> None:
 # ---------------------------------------------------------------- without Ray
 
 
-def test_backend_ray_without_ray_installed_is_exit_2(
-    cli, kitebase: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def hide_ray(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make this process look as if Ray were not installed (ragrail asks find_spec)."""
     import importlib.util
 
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a)
     )
+
+
+def run_without_importing_ray(cwd: Path, *argvs: list[str]) -> subprocess.CompletedProcess:
+    """Run each ``ragrail ARGV`` in one fresh interpreter, which fails if any imported Ray or
+    exited with an error."""
+    code = (
+        "import sys\n"
+        "from ragrail.cli import main\n"
+        f"for args in {list(argvs)!r}:\n"
+        "    try:\n"
+        "        main(args)\n"
+        "    except SystemExit as exc:\n"
+        "        assert exc.code in (0, None), exc.code\n"
+        "assert 'ray' not in sys.modules, 'ray was imported'\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_backend_ray_without_ray_installed_is_exit_2(
+    cli, kitebase: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hide_ray(monkeypatch)
     out = tmp_path / "r.json"
     result = cli("run", "--example", "kitebase", "--backend", "ray", "--json", str(out))
     assert result.code == 2
@@ -260,20 +285,9 @@ def test_backend_ray_without_ray_installed_is_exit_2(
 
 
 def test_help_and_a_local_run_never_import_ray(tmp_path: Path) -> None:
-    code = (
-        "import sys\n"
-        "from ragrail.cli import main\n"
-        "for args in (['run', '--help'], ['run', '--example', 'kitebase', '--no-history']):\n"
-        "    try:\n"
-        "        main(args)\n"
-        "    except SystemExit as exc:\n"
-        "        assert exc.code in (0, None), exc.code\n"
-        "assert 'ray' not in sys.modules, 'ray was imported'\n"
+    proc = run_without_importing_ray(
+        tmp_path, ["run", "--help"], ["run", "--example", "kitebase", "--no-history"]
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 0, proc.stderr
     assert "--backend [local|ray]" in proc.stdout
 
 
@@ -341,12 +355,7 @@ def test_a_bad_run_table_is_exit_2(
 
 def test_run_table_chooses_the_backend(cli, kitebase: Path, tmp_path: Path, monkeypatch) -> None:
     """[run] backend = "ray" is read: without Ray it is the same exit 2 as the flag."""
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a)
-    )
+    hide_ray(monkeypatch)
     project = tmp_path / "kb"
     shutil.copytree(kitebase, project)
     toml = project / "ragrail.toml"

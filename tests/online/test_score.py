@@ -108,7 +108,8 @@ def test_scoring_again_replaces_stale_flags_but_keeps_the_judges(tmp_path):
         assert report.counts["v1"] == {JUDGE_UNFAITHFUL: 1}
 
 
-def test_a_context_logged_many_times_is_tokenised_once(tmp_path, monkeypatch):
+def counted_term_sets(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every text the claim checker tokenises from now on, in order (to count cache misses)."""
     from ragrail.scoring import claims
 
     seen: list[str] = []
@@ -119,6 +120,11 @@ def test_a_context_logged_many_times_is_tokenised_once(tmp_path, monkeypatch):
         return real(text, language)
 
     monkeypatch.setattr(claims, "_term_set", counting)
+    return seen
+
+
+def test_a_context_logged_many_times_is_tokenised_once(tmp_path, monkeypatch):
+    seen = counted_term_sets(monkeypatch)
     answers = [f"Refunds are issued within 30 days, case {i} [refunds#1]." for i in range(50)]
     with _store(tmp_path, [conv(f"x{i}", a) for i, a in enumerate(answers)]) as store:
         report = score_logs(store, ScoringOptions())

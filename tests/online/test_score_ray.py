@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +19,13 @@ from ragrail.online.record import Context, Conversation
 from ragrail.online.score import JUDGE_UNFAITHFUL
 from ragrail.online.store import LogStore
 from ragrail.scoring.case import ScoringOptions
-from tests.test_backend_ray import _ragrail, ray_head  # noqa: F401  (the module's Ray head)
+from tests.online.test_score import counted_term_sets
+from tests.test_backend_ray import (  # noqa: F401  (ray_head: the module's Ray head)
+    _ragrail,
+    hide_ray,
+    ray_head,
+    run_without_importing_ray,
+)
 
 N = 3000
 REFUNDS = Context(
@@ -102,16 +106,7 @@ def test_logs_score_on_ray_equals_local(ray_head: str, project: Path) -> None:  
 
 
 def test_a_worker_flags_its_batches_of_one_scoring_through_one_cache(monkeypatch) -> None:
-    from ragrail.scoring import claims
-
-    seen: list[str] = []
-    real = claims._term_set
-
-    def counting(text: str, language: str) -> frozenset[str]:
-        seen.append(text)
-        return real(text, language)
-
-    monkeypatch.setattr(claims, "_term_set", counting)
+    seen = counted_term_sets(monkeypatch)
     log = _log()[:20]
     job = LogJob(ScoringOptions(), "scoring-1")
     first, second = log_flags_piece(job, log[:10]), log_flags_piece(job, log[10:])
@@ -121,17 +116,8 @@ def test_a_worker_flags_its_batches_of_one_scoring_through_one_cache(monkeypatch
     assert seen.count(REFUNDS.text) == 2  # a new scoring starts with a new cache
 
 
-def _without_ray(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a)
-    )
-
-
 def test_logs_score_backend_ray_without_ray_is_exit_2(cli, project, monkeypatch) -> None:
-    _without_ray(monkeypatch)
+    hide_ray(monkeypatch)
     db = project / ".ragrail" / "logs.sqlite"
     before = db.read_bytes()
     r = cli("logs", "score", "--backend", "ray", cwd=project)
@@ -157,17 +143,5 @@ def test_logs_score_address_without_the_ray_backend_is_exit_2(cli, project) -> N
 
 
 def test_a_local_logs_score_never_imports_ray(project: Path) -> None:
-    code = (
-        "import sys\n"
-        "from ragrail.cli import main\n"
-        "try:\n"
-        "    main(['logs', 'score'])\n"
-        "except SystemExit as exc:\n"
-        "    assert exc.code in (0, None), exc.code\n"
-        "assert 'ray' not in sys.modules, 'ray was imported'\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 0, proc.stderr
+    proc = run_without_importing_ray(project, ["logs", "score"])
     assert "1,200 flagged" in proc.stdout

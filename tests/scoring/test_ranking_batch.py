@@ -12,14 +12,7 @@ import pytest
 from ragrail.scoring import ranking
 from ragrail.scoring import ranking_batch as rb
 
-PER_QUERY = {
-    "precision_at_k": ranking.precision_at_k,
-    "recall_at_k": ranking.recall_at_k,
-    "success_at_k": ranking.success_at_k,
-    "reciprocal_rank": ranking.reciprocal_rank_at_k,
-    "average_precision": ranking.average_precision,
-    "ndcg_at_k": ranking.ndcg_at_k,
-}
+PER_QUERY = rb.PER_QUERY
 
 
 def test_hand_computed():

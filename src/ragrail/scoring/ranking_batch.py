@@ -191,3 +191,15 @@ def all_measures(batch: RankingBatch, k: int) -> dict[str, np.ndarray]:
 def as_optional(values: np.ndarray) -> list[float | None]:
     """Per-query values as the per-query functions give them: None where NaN."""
     return [None if math.isnan(v) else v for v in values.tolist()]
+
+
+# Each batch metric by name, with the per-query function in ranking it agrees with (to 1e-12):
+# the pairing the tests check and the benchmark times.
+PER_QUERY = {
+    "precision_at_k": ranking.precision_at_k,
+    "recall_at_k": ranking.recall_at_k,
+    "success_at_k": ranking.success_at_k,
+    "reciprocal_rank": ranking.reciprocal_rank_at_k,
+    "average_precision": ranking.average_precision,
+    "ndcg_at_k": ranking.ndcg_at_k,
+}
