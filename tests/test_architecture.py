@@ -20,8 +20,6 @@ LONG_MODULES: dict[str, str] = {
     "reader is the part to move out next",
     "ragrail.calls.providers": "the Anthropic, OpenAI and HTTP-endpoint providers share one error "
     "classification and Retry-After reading; each provider class is about 60 lines",
-    "ragrail.store.history": "one SQLite store with its migrations and the run/validation tables; "
-    "a few lines over",
 }
 
 

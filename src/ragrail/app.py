@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ragrail.config import Project
     from ragrail.golden import GoldenSet
     from ragrail.judge import JudgeConfig, JudgePlan
-    from ragrail.results import RunResult
+    from ragrail.results import Corrected, RunResult
     from ragrail.scoring.case import ScoringOptions
     from ragrail.store.baseline import Baseline
 
@@ -327,7 +327,20 @@ def _run_judge(
     if warning:
         warnings.warn(warning, stacklevel=2)
     with judging(backend, judge):
-        return judge_and_rescore(judge, result)
+        failed = judge_and_rescore(judge, result)
+    result.judge_corrected = corrected_totals(judge, result, project.state_dir / "history.sqlite")
+    return failed
+
+
+def corrected_totals(judge: Any, result: RunResult, history: Path) -> dict[str, Corrected]:
+    """The run's judged totals corrected by the labels of this judge's latest stored
+    validations (``ragrail.judge.correct``); empty when it has none."""
+    from ragrail.judge.correct import correct_totals, targets
+    from ragrail.store.validations import load_validations
+
+    wanted = targets(judge)
+    stored = load_validations(history, [(t.judge_key, t.criterion) for t in wanted])
+    return correct_totals(result, wanted, stored)
 
 
 def dry_run_plan(prepared: Prepared) -> DryRun:

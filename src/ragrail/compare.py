@@ -21,6 +21,7 @@ from ragrail.stats import McNemar, mcnemar_exact
 from ragrail.store.baseline.model import rounded
 
 if TYPE_CHECKING:
+    from ragrail.judge.correct import CorrectedChange
     from ragrail.store.baseline import Baseline, BaselineCase
 
 Kind = Literal["fixed", "WORSE", "ERROR"]
@@ -54,6 +55,9 @@ class Diff:
     errored_cases: list[str] = field(default_factory=list)  # every question that errored now
     judge_errored_cases: list[str] = field(default_factory=list)
     answer_flips: McNemar | None = None  # paired test on per-question pass/fail flips
+    # judged totals corrected by human labels, baseline against now (ragrail.judge.correct)
+    judge_changes: list[CorrectedChange] = field(default_factory=list)
+    judge_notes: list[str] = field(default_factory=list)
 
     @property
     def worse(self) -> list[Change]:
@@ -261,6 +265,10 @@ def compare(run: RunResult, baseline: BaselineRun) -> Diff:
     )
     with paused_gc():  # a diff's many small objects hold no cycles: see ragrail.gcpause
         _diff_cases(diff, base=_by_id(baseline))
+    if run.judge_corrected and getattr(baseline, "judge_corrected", None):
+        from ragrail.judge.correct import compare_corrected
+
+        diff.judge_changes, diff.judge_notes = compare_corrected(baseline, run)
     return diff
 
 

@@ -11,14 +11,21 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
 from ragrail import __version__
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import atomic_write_text, load_json, parse_json
-from ragrail.lean import LeanModel
+from ragrail.judge.verdicts import Corrected as Corrected
+from ragrail.judge.verdicts import CriterionResult as CriterionResult
+from ragrail.judge.verdicts import JudgeClaim as JudgeClaim
+from ragrail.judge.verdicts import JudgeResult as JudgeResult
+from ragrail.judge.verdicts import LabelPair as LabelPair
+from ragrail.results_base import Count as Count
+from ragrail.results_base import Model
+from ragrail.results_base import Rate as Rate
 from ragrail.scoring.matching import FactField
 
 if TYPE_CHECKING:
@@ -28,17 +35,7 @@ SCHEMA_VERSION = 1
 BASELINE_FORMAT = "ragrail-baseline"  # the compact baseline (ragrail.store.baseline), not a run
 
 
-class _Model(LeanModel):
-    # Every number is finite: NaN or infinity is refused when a model is built or a
-    # saved run is read. One assigned after validation is written as the NaN
-    # literal, which the read-back of a save refuses, instead of a silent null.
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, ser_json_inf_nan="constants")
-
-
-Rate = Annotated[float, Field(ge=0.0, le=1.0)]  # a share: recall, precision, a pass rate
-# 2**53: the largest count a JSON reader keeps exact; a hand-edited 10**400 is refused
-# (exit 2) instead of overflowing the statistics that read it
-Count = Annotated[int, Field(ge=0, le=2**53)]
+_Model = Model  # the base of every result type (ragrail.results_base)
 Expect = Literal["answer", "abstain", "refuse", "escalate"]  # see ragrail.scoring.behaviour
 
 
@@ -128,32 +125,6 @@ class MissedFact(_Model):
     chunks: list[str] = Field(default_factory=list)
     rank: int | None = None
     score: float | None = None
-
-
-class JudgeClaim(_Model):
-    text: str
-    supported: bool
-    chunk: str | None = None
-
-
-class CriterionResult(_Model):
-    name: str
-    passed: bool | None = None  # the majority verdict over repeats
-    score: float | None = None  # the mean score, for 1-5 scales
-    reason: str = ""
-    verdicts: list[float] = Field(default_factory=list)  # per repeat: 1/0, or the score
-    stable: bool = True  # every repeat gave the same verdict
-
-
-class JudgeResult(_Model):
-    """What the LLM judge said about one case."""
-
-    faithfulness: Rate | None = None
-    claims: list[JudgeClaim] = Field(default_factory=list)
-    faithfulness_runs: list[Rate] = Field(default_factory=list)
-    faithfulness_stable: bool = True
-    criteria: list[CriterionResult] = Field(default_factory=list)
-    errors: list[str] = Field(default_factory=list)
 
 
 class CaseResult(_Model):
@@ -299,6 +270,8 @@ class RunResult(_Model):
     judge: str | None = None  # "provider model" of the LLM judge, when one ran
     judge_usage: Usage | None = None  # the judge's calls, apart from the answerer's
     judge_stats: dict[str, Stat] = Field(default_factory=dict)
+    # judge_stats' totals corrected by human labels, same keys; absent: no validation
+    judge_corrected: dict[str, Corrected] = Field(default_factory=dict)
     cases: list[CaseResult]
 
     def case(self, case_id: str) -> CaseResult | None:

@@ -209,9 +209,7 @@ def _tokens(usage: Any, name: str) -> int | None:
     that cannot be a count (negative, not whole, absurdly large): unknown, not 0."""
     value = getattr(usage, name, None) if usage is not None else None
     ok = (
-        isinstance(value, int)
-        and not isinstance(value, bool)
-        and 0 <= value <= MAX_TOKENS_REPORTED
+        isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS_REPORTED
     )
     return value if ok else None
 

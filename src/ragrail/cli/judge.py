@@ -183,6 +183,18 @@ def judge_validate(
     return EXIT_OK
 
 
+def _to_halve(a: Any) -> str:
+    """What more labels would buy a run the size of the validated one (PPI++)."""
+    if a.labels_to_halve is not None:
+        return (
+            f"{a.labels_to_halve} more would halve the interval of a corrected total "
+            f"(a run of {a.run_size} answers)"
+        )
+    if a.n < 2:
+        return "label at least 2 answers for a corrected total to have an interval"
+    return f"more labels alone would not halve a corrected interval (a run of {a.run_size} answers)"
+
+
 def _print_agreement(out: Out, label: str, skipped: int, a: Any) -> None:
     from ragrail.reports.text import visible
 
@@ -212,6 +224,7 @@ def _print_agreement(out: Out, label: str, skipped: int, a: Any) -> None:
         ci = f"  [{a.spearman_ci[0]:.2f}, {a.spearman_ci[1]:.2f}]" if a.spearman_ci else ""
         out.say(f"  Spearman          {'-' if a.spearman is None else f'{a.spearman:.2f}'}{ci}")
     out.say(f"  judge bias        {_bias(a)}")
+    out.say(f"  more labels       {_to_halve(a)}")
     if a.disagreements:
         out.say(f"  disagreements ({len(a.disagreements)}), worth reading:")
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ragrail.errors import InputError
 
@@ -52,6 +52,21 @@ class JudgeConfig(BaseModel):
     criteria: list[CriterionConfig] = Field(default_factory=list)
     min_kappa: float = Field(default=0.6, ge=-1.0, le=1.0)
     prompts_dir: str | None = None  # a folder with claims.txt / rubric.txt / pairwise.txt
+
+    @model_validator(mode="after")
+    def _criteria_named_once(self) -> JudgeConfig:
+        # a verdict, a validation and a total are found by the criterion's name
+        seen: set[str] = set()
+        for c in self.criteria:
+            if c.name == "faithfulness":
+                raise ValueError(
+                    "criteria: 'faithfulness' is the claim-level judge's name "
+                    "([judge] faithfulness = true); give the rubric criterion another name"
+                )
+            if c.name in seen:
+                raise ValueError(f"criteria: {c.name!r} is defined twice")
+            seen.add(c.name)
+        return self
 
 
 @dataclass(frozen=True)

@@ -273,6 +273,45 @@ def labels_to_halve(est: PPIEstimate) -> int | None:
     return max(0, math.ceil(est.var_rectifier / room - 1e-9) - est.n_labelled)
 
 
+def planned_labels_to_halve(
+    judge_labelled: Sequence[float], human_labelled: Sequence[float], n_judged: int
+) -> int | None:
+    """:func:`labels_to_halve` before a run of ``n_judged`` answers is judged, as
+    ``judge validate`` reports it: σ²_f(X̃) taken as the judge's variance on the labelled
+    answers, and λ̂ as PPI++ would tune it with that variance. None as there, or when
+    ``n_judged`` < 1."""
+    import numpy as np
+
+    f_lab = _array(judge_labelled, "judge_labelled")
+    y = _array(human_labelled, "human_labelled")
+    if f_lab.size != y.size:
+        raise ValueError(f"judge_labelled has {f_lab.size} values, human_labelled {y.size}")
+    n = y.size
+    if n < 2 or n_judged < 1:
+        return None
+    var_f = _var(f_lab)
+    lam = 0.0
+    if var_f > 0.0:
+        cov = float(np.cov(y, f_lab, ddof=1)[0, 1])
+        lam = min(1.0, max(0.0, cov / ((1.0 + n / n_judged) * var_f)))
+    var_rect = _var(y - lam * f_lab)
+    var = lam * lam * var_f / n_judged + var_rect / n
+    est = PPIEstimate(
+        estimate=0.0,
+        low=None,
+        high=None,
+        raw=0.0,
+        n_labelled=n,
+        n_unlabelled=n_judged,
+        lam=lam,
+        human_only=None,
+        se=math.sqrt(var),
+        var_judge=var_f,
+        var_rectifier=var_rect,
+    )
+    return labels_to_halve(est)
+
+
 def ppi_difference(
     a_all: Sequence[float],
     a_judge_labelled: Sequence[float],

@@ -13,6 +13,7 @@ from ragrail.errors import InputError
 from ragrail.results import CaseResult, RunResult
 
 if TYPE_CHECKING:
+    from ragrail.judge.config import CriterionConfig
     from ragrail.judge.core import Judge
 
 LABEL_COLUMNS = ("case_id", "criterion", "verdict")
@@ -24,6 +25,8 @@ class Label:
     criterion: str
     human: float  # 1/0 for pass/fail, or a 1-5 score
     line: int
+    file: str = ""  # the labels file, for errors
+    word: bool = False  # written as pass/fail (yes/no, true/false), not as a number
 
 
 def load_labels(path: Path) -> list[Label]:
@@ -50,7 +53,14 @@ def load_labels(path: Path) -> list[Label]:
             if not isinstance(row[key], str):
                 raise InputError(f"field {key!r} must be a string", where)
         labels.append(
-            Label(str(row["case_id"]), str(row["criterion"]), _verdict(row["verdict"], where), n)
+            Label(
+                str(row["case_id"]),
+                str(row["criterion"]),
+                _verdict(row["verdict"], where),
+                n,
+                str(path),
+                _is_word(row["verdict"]),
+            )
         )
     if not labels:
         raise InputError("no labels", str(path))
@@ -155,6 +165,9 @@ class Agreement:
     bias: float | None = None  # mean of (judge - human): a pass rate's points, or score points
     bias_ci: tuple[float, float] | None = None
     pairs: list[tuple[str, float, float]] = field(default_factory=list)  # case id, judge, human
+    # more labels that would halve the corrected (PPI++) interval of a run of run_size answers
+    labels_to_halve: int | None = None
+    run_size: int = 0
 
 
 def judge_bias(
@@ -282,6 +295,31 @@ def _no_verdict(case: CaseResult | None, criterion: str) -> tuple[str, str] | No
     return None
 
 
+def _check_scale(lb: Label, crit: CriterionConfig | None) -> None:
+    """A verdict on the criterion's own scale: a score on a pass/fail criterion (or 0 on
+    a 1-5 one) would be compared with a verdict of another kind."""
+    where = f"{lb.file}:{lb.line}" if lb.file else f"line {lb.line}"
+    if (crit is None or crit.scale == "pass_fail") and lb.human not in (0.0, 1.0):
+        raise InputError(
+            f"verdict {lb.human:g} on pass/fail criterion {lb.criterion!r}: use pass or fail", where
+        )
+    if crit is not None and crit.scale == "1-5" and (lb.word or lb.human == 0.0):
+        shown = ("pass" if lb.human else "fail") if lb.word else "0"
+        raise InputError(
+            f"verdict {shown} on 1-5 criterion {lb.criterion!r}: use a score 1-5", where
+        )
+
+
+def _is_word(value: Any) -> bool:
+    if isinstance(value, bool):
+        return True
+    try:
+        float(str(value).strip())
+    except ValueError:
+        return True
+    return False
+
+
 def validate_judge(judge: Judge, run: RunResult, labels: Sequence[Label]) -> Validation:
     """Run the judge on the labelled cases of ``run`` and measure its agreement with people.
 
@@ -298,6 +336,8 @@ def validate_judge(judge: Judge, run: RunResult, labels: Sequence[Label]) -> Val
             f"labels name criterion {unknown[0]!r}, which is not in [judge] criteria "
             f"({', '.join(crit_by_name) or 'none'}) nor 'faithfulness'"
         )
+    for lb in labels:
+        _check_scale(lb, crit_by_name.get(lb.criterion))
     wanted = sorted({lb.case_id for lb in labels})
     subset = run.model_copy(deep=True)
     subset.cases = [by_id[i].model_copy(deep=True) for i in wanted]
@@ -341,5 +381,21 @@ def validate_judge(judge: Judge, run: RunResult, labels: Sequence[Label]) -> Val
                 )
                 reason = cr.reason
             items.append((lb.case_id, lb.human, verdict, reason))
-        out.agreements.append(agreement_stats(criterion, scale, items))
+        agreement = agreement_stats(criterion, scale, items)
+        agreement.run_size = sum(1 for c in run.cases if not c.errored)
+        agreement.labels_to_halve = _to_halve(agreement, crit)
+        out.agreements.append(agreement)
     return out
+
+
+def _to_halve(a: Agreement, crit: CriterionConfig | None) -> int | None:
+    """Labels to halve the corrected interval of a run the size of the validated one, on
+    the 0/1 verdicts a correction uses (``ragrail.judge.correct``)."""
+    from ragrail.judge.correct import as_pass
+    from ragrail.judge.ppi import planned_labels_to_halve
+
+    pairs = [(as_pass(j, crit), as_pass(h, crit)) for _, j, h in a.pairs]
+    kept = [(j, h) for j, h in pairs if j is not None and h is not None]
+    if not kept:
+        return None
+    return planned_labels_to_halve([j for j, _ in kept], [h for _, h in kept], a.run_size)

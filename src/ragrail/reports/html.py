@@ -369,6 +369,8 @@ def _judge_html(case: CaseResult) -> str:
 
 
 def html_report(run: RunResult, diff: Diff | None = None, history: Sequence[RunRow] = ()) -> str:
+    from ragrail.reports.judged import judge_html
+
     c = run.config
     worse_ids = {ch.case_id for ch in diff.worse} if diff else set()
     fixed_ids = {ch.case_id for ch in diff.fixed} if diff else set()
@@ -400,6 +402,7 @@ def html_report(run: RunResult, diff: Diff | None = None, history: Sequence[RunR
         f"Run at {escape(run.created_at)}.</p>",
         "<h2>Scorecard</h2>",
         _scorecard(run),
+        judge_html(run, diff),
         "<h2>Against the baseline</h2>",
         _diff(diff),
         "<h2>Why questions failed</h2>",

@@ -88,6 +88,8 @@ def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
         from ragrail.scoring.behaviour import describe_counts
 
         lines.append(f"\nExpected behaviour: {describe_counts(t.expected)}.")
+    if run.judge is not None:
+        lines += _judge(run, diff)
     if diff is not None and diff.fixed:
         lines += ["", "### Fixed", "", "| question | what got better |", "| --- | --- |"]
         lines += [f"| {code(c.case_id)} | {cell(c.detail)} |" for c in diff.fixed]
@@ -113,3 +115,57 @@ def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _judge(run: RunResult, diff: Diff | None) -> list[str]:
+    """The judge's totals: raw, corrected by human labels with the interval and label
+    count, or marked uncorrected; and corrected totals against the baseline."""
+    from ragrail.reports.judged import (
+        UNCORRECTED_WHY,
+        change_text,
+        corrected_detail,
+        interval,
+        judged_totals,
+    )
+    from ragrail.reports.judged import pct as pct1
+
+    lines = [
+        "",
+        f"### Judge: {cell(run.judge or '')}",
+        "",
+        "| total | judge (raw) | corrected | 95% interval | human labels |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    details, uncorrected = [], False
+    for total in judged_totals(run):
+        c = total.corrected
+        if c is not None:
+            lines.append(
+                f"| {cell(total.label)} | {pct1(c.raw)} | {pct1(c.estimate)} "
+                f"| {interval(c.low, c.high)} | {c.n_labelled} |"
+            )
+            details.append(f"- {cell(total.label)}: {cell(corrected_detail(c))}")
+            continue
+        raw = total.raw
+        value = (
+            "-"
+            if raw is None or raw.value is None
+            else (pct1(raw.value) if total.as_pct else f"{raw.value:.2f}")
+        )
+        shown = (
+            "-"
+            if raw is None or raw.low is None or raw.high is None
+            else (
+                interval(raw.low, raw.high) if total.as_pct else f"[{raw.low:.2f}, {raw.high:.2f}]"
+            )
+        )
+        lines.append(f"| {cell(total.label)} | {value} | uncorrected | {shown} (raw) | 0 |")
+        uncorrected = uncorrected or total.uncorrected
+    lines += ["", *details] if details else []
+    if uncorrected:
+        lines += ["", cell(UNCORRECTED_WHY)]
+    if diff is not None and (diff.judge_changes or diff.judge_notes):
+        lines += ["", "Against the baseline:", ""]
+        lines += [f"- {cell(change_text(ch))}" for ch in diff.judge_changes]
+        lines += [f"- {cell(note)}" for note in diff.judge_notes]
+    return lines

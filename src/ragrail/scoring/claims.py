@@ -75,9 +75,7 @@ _MARKER = re.compile(r"^(?:[-*+•‣◦·▪–—]|\(?\d{1,3}[.)]|\(\d{1,3}\)|
 _NUMBER_ONLY = re.compile(r"\(?\d{1,3}")
 _INLINE_ITEM = re.compile(r"\s+\(\d{1,3}\)\s+")  # "(1) Open the app (2) Tap Save"
 # "(e.g., Settings)" and "i.e., 12 characters" keep their comma: it opens an example
-_CLAUSES = re.compile(
-    r"(?<!\be\.g\.)(?<!\bi\.e\.)\s*[,;:]\s+|\s+(?:and|but)\s+(?=\w+\s+\w+)", re.I
-)
+_CLAUSES = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)\s*[,;:]\s+|\s+(?:and|but)\s+(?=\w+\s+\w+)", re.I)
 _NUMBER = re.compile(r"(?<![\d.])(\d+(?:[.,]\d+)*)(\s?%)?")
 _LEAD = re.compile(r"^(?:and|but|or|so)\s+", re.I)
 _TRIM = " \t.,;!?\"'。！？।॥؟「」『』（）"

@@ -21,7 +21,6 @@ import warnings
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -29,6 +28,7 @@ from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import set_aside
 from ragrail.results import RunResult
 from ragrail.store import statedb
+from ragrail.store.validations import ValidationStore
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: one row per run, the whole result kept as JSON
@@ -192,7 +192,7 @@ class HistoryUnavailable(SystemFailure):
     (``ragrail history``); one warning where it is not (a run goes on unrecorded)."""
 
 
-class History:
+class History(ValidationStore):
     """The run history. Opening it migrates an older file in place (safely, with other
     processes doing the same); a damaged file is moved aside; a file from a newer ragrail
     is refused (InputError); anything else that stops it is HistoryUnavailable."""
@@ -354,67 +354,6 @@ class History:
             f"run {run_id} cannot be read ({reason}); pick another (see `ragrail history`)",
             str(self.path),
         )
-
-    def record_validation(self, key: str, judge: str, criterion: str, agreement: object) -> int:
-        try:
-            with statedb.write_transaction(self.db):
-                return self._insert_validation(key, judge, criterion, agreement)
-        except sqlite3.Error as exc:
-            raise self._unavailable(f"the validation was not recorded ({exc})") from None
-
-    def _insert_validation(self, key: str, judge: str, criterion: str, a: Any) -> int:
-        import dataclasses
-        from datetime import UTC, datetime
-
-        cur = self.db.execute(
-            "INSERT INTO judge_validations (created_at, judge_key, judge, criterion, n, agreement,"
-            " kappa, kappa_low, kappa_high, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                datetime.now(UTC).isoformat(timespec="seconds"),
-                key,
-                judge,
-                criterion,
-                a.n,
-                a.agreement,
-                a.kappa if a.kappa is not None else a.spearman,
-                (a.kappa_ci or a.spearman_ci or (None, None))[0],
-                (a.kappa_ci or a.spearman_ci or (None, None))[1],
-                json.dumps({k: v for k, v in dataclasses.asdict(a).items() if k != "pairs"}),
-            ),
-        )
-        vid = int(cur.lastrowid)
-        self.db.executemany(
-            "INSERT INTO judge_validation_pairs (validation_id, case_id, judge, human)"
-            " VALUES (?, ?, ?, ?)",
-            [(vid, c, j, h) for c, j, h in a.pairs],
-        )
-        return vid
-
-    def best_validation(self, key: str, criterion: str) -> tuple[int, float | None, str] | None:
-        """The latest validation of this judge on this criterion: (id, kappa, when)."""
-        found = self._query(
-            "SELECT id, kappa, created_at FROM judge_validations WHERE judge_key = ? AND criterion = ?"
-            " ORDER BY id DESC LIMIT 1",
-            (key, criterion),
-        )
-        if not found:
-            return None
-        row = found[0]
-        kappa = row[1] if isinstance(row[1], int | float) and math.isfinite(row[1]) else None
-        return int(row[0]), kappa, str(row[2])
-
-    def validation_pairs(self, key: str, criterion: str) -> list[tuple[str, float, float]]:
-        """The labelled (case id, judge, human) pairs of :meth:`best_validation`'s row; empty
-        when there is none, or it was stored before the pairs were (schema 3)."""
-        best = self.best_validation(key, criterion)
-        if best is None:
-            return []
-        rows = self._query(
-            "SELECT case_id, judge, human FROM judge_validation_pairs WHERE validation_id = ?"
-            " ORDER BY rowid",
-            (best[0],),
-        )
-        return [(str(c), float(j), float(h)) for c, j, h in rows]
 
     def close(self) -> None:
         self.db.close()

@@ -177,13 +177,7 @@ def score_rows(run: RunResult, width: int, max_lines: int = 2) -> list[str]:
 def judge_lines(run: RunResult, width: int | None = None) -> list[str]:
     """The judge's totals, its cost apart from the answerer's, and what it found per case."""
     w = width or terminal_width()
-    out = [f"Judge: {visible(run.judge or '')}"]
-    st = run.judge_stats
-    if "judge_faithfulness" in st and st["judge_faithfulness"].n:
-        out.append(stat_line("faithfulness", st["judge_faithfulness"], False))
-    for key, stat in st.items():
-        if key.startswith("judge_") and key != "judge_faithfulness":
-            out.append(stat_line(key.removeprefix("judge_"), stat, True, "pass"))
+    out = [f"Judge: {visible(run.judge or '')}", *judged_total_lines(run)]
     if run.judge_usage is not None:
         u = run.judge_usage
         out.append(f"  {'judge calls':<18}{u.calls} made, {u.cached} cached, {u.errors} failed")
@@ -220,6 +214,36 @@ def _num(value: float | None, as_pct: bool) -> str:
     if value is None:
         return "-"
     return f"{round(value * 100)}%" if as_pct else f"{value:.2f}"
+
+
+def judged_total_lines(run: RunResult) -> list[str]:
+    """Each judged total: raw and corrected with its label count when a validation of this
+    judge corrects it (a second line says how), or the raw figure marked uncorrected."""
+    from ragrail.reports.judged import (
+        UNCORRECTED_WHY,
+        corrected_detail,
+        corrected_text,
+        judged_totals,
+    )
+
+    out, uncorrected = [], False
+    for total in judged_totals(run):
+        label = visible(total.label)
+        c = total.corrected
+        if c is not None:
+            out.append(f"  {pad(label, 18)}{corrected_text(c)}")
+            out.append(f"  {'':<18}({corrected_detail(c)})")
+            continue
+        note = "pass, " if total.as_pct else ""
+        if total.uncorrected:
+            note += "uncorrected"
+            uncorrected = True
+        else:
+            note += "the judge's mean claim support (faithful answers, below, is corrected)"
+        out.append(stat_line(label, total.raw, total.as_pct, note))
+    if uncorrected:
+        out.append(f"  ({UNCORRECTED_WHY})")
+    return out
 
 
 def stat_line(label: str, stat: Stat | None, as_pct: bool, note: str = "") -> str:

@@ -1,0 +1,71 @@
+"""What the LLM judge said about a case, and judged totals corrected by human labels:
+the result types of the judge (re-exported by ``ragrail.results``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ragrail.results_base import Count, Rate
+from ragrail.results_base import Model as _Model
+
+
+class JudgeClaim(_Model):
+    text: str
+    supported: bool
+    chunk: str | None = None
+
+
+class CriterionResult(_Model):
+    name: str
+    passed: bool | None = None  # the majority verdict over repeats
+    score: float | None = None  # the mean score, for 1-5 scales
+    reason: str = ""
+    verdicts: list[float] = Field(default_factory=list)  # per repeat: 1/0, or the score
+    stable: bool = True  # every repeat gave the same verdict
+
+
+class JudgeResult(_Model):
+    """What the LLM judge said about one case."""
+
+    faithfulness: Rate | None = None
+    claims: list[JudgeClaim] = Field(default_factory=list)
+    faithfulness_runs: list[Rate] = Field(default_factory=list)
+    faithfulness_stable: bool = True
+    criteria: list[CriterionResult] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+
+
+class LabelPair(_Model):
+    """One human-labelled answer of a judge validation: the judge's and the person's
+    verdict as 0 (fail) or 1 (pass)."""
+
+    case_id: str
+    judge: Rate
+    human: Rate
+
+
+class Corrected(_Model):
+    """A judged total corrected by the human labels of a stored judge validation, by
+    prediction-powered inference with PPI++'s tuned λ (``ragrail.judge.ppi``):
+    ``estimate`` = λ·``raw`` + mean(human - λ·judge) over the labels, with its 95%
+    interval. ``raw`` is the judge's own rate over ``n_judged`` answers; ``labels`` are
+    what the correction rests on (kept so a comparison between two runs can pair them)."""
+
+    measure: str  # what is estimated: "faithful answers", or a criterion's pass rate
+    method: Literal["ppi++"] = "ppi++"
+    raw: Rate
+    estimate: float
+    low: Rate | None
+    high: Rate | None
+    n_judged: Count
+    n_labelled: Count
+    lam: Rate
+    human_only_low: Rate | None = None  # the labels alone: what the judge adds to them
+    human_only_high: Rate | None = None
+    labels_to_halve: Count | None = None  # more labels that would halve the interval
+    judge_key: str
+    validation_id: Count
+    validated_at: str
+    labels: list[LabelPair]
