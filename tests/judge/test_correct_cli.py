@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ragrail.judge.ppi import ppi_mean
+from ragrail.judge.ppi import planned_labels_to_halve, ppi_mean
 from tests.fake_llm import FakeLLM, Reply
 
 KEY = "sk-judge-test-key"
@@ -39,7 +39,13 @@ def project(root: Path) -> Path:
     ctx = {"id": "policy#1", "source": "policy", "text": "Late orders get 10% back.", "score": 1}
     (root / "outputs.jsonl").write_text(
         "".join(
-            json.dumps({"id": f"q{i:02d}", "answer": f"Answer {i}: 10% back [policy#1].", "contexts": [ctx]})
+            json.dumps(
+                {
+                    "id": f"q{i:02d}",
+                    "answer": f"Answer {i}: 10% back [policy#1].",
+                    "contexts": [ctx],
+                }
+            )
             + "\n"
             for i in range(N)
         )
@@ -59,6 +65,19 @@ def judge_script(req) -> Reply:
     return Reply(text=json.dumps({"verdicts": [verdict]}))
 
 
+def labelled(i: int) -> tuple[float, float]:
+    return float(JUDGE[i]), float(HUMAN[i])
+
+
+def expected_correction(judge: dict[int, bool]):
+    """PPI++ on this project's numbers (its maths is hand-checked in test_ppi.py)."""
+    return ppi_mean(
+        [float(judge[i]) for i in range(N)],
+        [labelled(i)[0] for i in LABELLED],
+        [labelled(i)[1] for i in LABELLED],
+    )
+
+
 def test_run_prints_raw_uncorrected_then_corrected_after_validate(cli, tmp_path):
     dest = project(tmp_path / "p")
     (tmp_path / "labels.csv").write_text(
@@ -67,15 +86,105 @@ def test_run_prints_raw_uncorrected_then_corrected_after_validate(cli, tmp_path)
     )
     judge = ("--judge", "claude", "--judge-base-url")
     with FakeLLM(judge_script) as fake:
+        # no validation yet: the raw figure, said to be uncorrected
         r = cli("run", *judge, fake.url, "--json", str(tmp_path / "before.json"), cwd=dest)
         assert r.code == 0, r.out + r.err
-        print(r.out)
+        assert re.search(r"polite\s+75%\s+\[\d+%, \d+%\]\s+n=40\s+pass, uncorrected", r.out)
+        assert "no human labels stored for this judge" in r.out
+        assert json.loads((tmp_path / "before.json").read_text())["judge_corrected"] == {}
+
         r = cli(
-            "judge", "validate", "--labels", str(tmp_path / "labels.csv"), *judge, fake.url,
+            "judge",
+            "validate",
+            "--labels",
+            str(tmp_path / "labels.csv"),
+            *judge,
+            fake.url,
+            "--run",
+            "latest",
+            "--json",
+            str(tmp_path / "validation.json"),
             cwd=dest,
         )
         assert r.code == 0, r.out + r.err
-        print(r.out)
-        r = cli("run", *judge, fake.url, "--json", str(tmp_path / "after.json"), cwd=dest)
-        print(r.out, r.err)
+        # on the 20 labels the judge passes 15, people 12: +15 points
+        assert re.search(r"judge bias\s+\+15\s", r.out)
+        halve = planned_labels_to_halve(
+            [labelled(i)[0] for i in LABELLED], [labelled(i)[1] for i in LABELLED], N
+        )
+        assert halve is not None and halve > 0
+        assert f"{halve} more would halve the interval of a corrected total (a run of 40" in r.out
+        (stored,) = json.loads((tmp_path / "validation.json").read_text())["criteria"]
+        assert (stored["labels_to_halve"], stored["run_size"]) == (halve, N)
+
+        r = cli(
+            "run",
+            *judge,
+            fake.url,
+            "--json",
+            str(tmp_path / "after.json"),
+            "--markdown",
+            str(tmp_path / "summary.md"),
+            cwd=dest,
+        )
         assert r.code == 0, r.out + r.err
+    est = expected_correction(JUDGE)
+    shown = f"corrected {est.estimate:.1%} [{est.low:.1%}, {est.high:.1%}], 20 human labels"
+    assert f"polite            raw 75.0%, {shown}" in r.out
+    assert "uncorrected" not in r.out
+    # the correction moves the lenient judge's 75% towards the people's 60%
+    assert est.estimate < 0.7
+    c = json.loads((tmp_path / "after.json").read_text())["judge_corrected"]["judge_polite"]
+    assert c["estimate"] == pytest.approx(est.estimate) and c["raw"] == 0.75
+    assert (c["n_judged"], c["n_labelled"], c["method"]) == (40, 20, "ppi++")
+    assert c["low"] == pytest.approx(est.low) and c["high"] == pytest.approx(est.high)
+    md = (tmp_path / "summary.md").read_text()
+    assert f"| polite | 75.0% | {est.estimate:.1%} | [{est.low:.1%}, {est.high:.1%}] | 20 |" in md
+
+    html = tmp_path / "report.html"
+    r = cli("report", "-o", str(html), cwd=dest)
+    assert r.code == 0, r.err
+    page = html.read_text()
+    assert "id='judge-totals'" in page and f">{est.estimate:.1%}<" in page
+
+
+def test_diff_of_two_corrected_runs_is_paired(cli, tmp_path):
+    """Two runs judged by the same validated judge: `ragrail diff` shows the corrected
+    change with a paired interval (same labels, the same 40 questions)."""
+    dest = project(tmp_path / "p")
+    (tmp_path / "labels.csv").write_text(
+        "case_id,criterion,verdict\n"
+        + "".join(f"q{i:02d},polite,{'pass' if HUMAN[i] else 'fail'}\n" for i in LABELLED)
+    )
+    stricter = {i: i < 20 for i in range(N)}  # after a prompt change: 10 fewer passes
+    state = {"judge": JUDGE}
+
+    def script(req) -> Reply:
+        i = int(re.search(r"Answer (\d+):", req.prompt).group(1))
+        verdict = {"criterion": "polite", "pass": state["judge"][i], "reason": "tone"}
+        return Reply(text=json.dumps({"verdicts": [verdict]}))
+
+    judge = ("--judge", "claude", "--judge-base-url")
+    with FakeLLM(script) as fake:
+        r = cli("run", *judge, fake.url, cwd=dest)
+        assert r.code == 0, r.err
+        labels = str(tmp_path / "labels.csv")
+        assert cli("judge", "validate", "--labels", labels, *judge, fake.url, cwd=dest).code == 0
+        assert cli("run", *judge, fake.url, cwd=dest).code == 0  # run 2: corrected
+        state["judge"] = stricter
+        assert cli("run", *judge, fake.url, "--no-cache", cwd=dest).code == 0  # run 3
+        r = cli("diff", "2", "3", "--json", str(tmp_path / "diff.json"), cwd=dest)
+    assert r.code == 0, r.out + r.err
+    (change,) = json.loads((tmp_path / "diff.json").read_text())["judge_changes"]
+    assert change["paired"] and change["n_judged"] == 40 and change["n_labelled"] == 20
+    before, after = expected_correction(JUDGE), expected_correction(stricter)
+    assert change["baseline"] == pytest.approx(before.estimate)
+    assert change["now"] == pytest.approx(after.estimate)
+    assert change["difference"] == pytest.approx(after.estimate - before.estimate)
+    assert change["low"] < change["difference"] < change["high"] < 0 and change["significant"]
+    text = " ".join(r.out.split())  # as wrapped to the terminal
+    assert (
+        f"judge: polite pass rate (corrected): {before.estimate:.1%} -> {after.estimate:.1%}"
+        in text
+    )
+    assert "paired over 40 questions and the same 20 labels (the interval leaves out 0)" in text

@@ -67,6 +67,10 @@ def diff_json(diff: Diff, verdict: int) -> dict[str, Any]:
         "answer_flips": None
         if flips is None
         else {**asdict(flips), "significant": flips.significant},
+        "judge_changes": [
+            {**asdict(ch), "significant": ch.significant} for ch in diff.judge_changes
+        ],
+        "judge_notes": list(diff.judge_notes),
     }
 
 

@@ -51,6 +51,11 @@ def diff_text(diff: Diff, width: int | None = None) -> str:
         lines.append(f"  prompt tokens  {_moved(old_t, new_t)}")
     if diff.answers_note:
         lines.extend(wrap("  " + visible(diff.answers_note), w, subsequent="    "))
+    if diff.judge_changes or diff.judge_notes:
+        from ragrail.reports.judged import change_text
+
+        for text in [*(change_text(ch) for ch in diff.judge_changes), *diff.judge_notes]:
+            lines.extend(wrap("  judge: " + visible(text), w, subsequent="    "))
     if diff.new_cases:
         lines.extend(id_list("new (not in baseline)", diff.new_cases, w))
     if diff.removed_cases:
