@@ -90,3 +90,63 @@ def test_validate_prints_the_bias_writes_it_to_json_and_stores_the_pairs(cli, tm
         assert "pairs" not in json.loads(details) and json.loads(details)["bias"] == 0.2
     finally:
         store.close()
+
+
+SCORED = """
+[judge]
+faithfulness = false
+
+[[judge.criteria]]
+name = "helpful"
+description = "The answer helps."
+scale = "1-5"
+"""
+
+
+@pytest.mark.parametrize(
+    ("rubric", "rows", "line", "message"),
+    [
+        # a score on a pass/fail criterion would be read as another kind of verdict
+        (RUBRIC, ["case-00,polite,pass", "case-01,polite,3"], 3, "verdict 3 on pass/fail"),
+        (RUBRIC, ["case-00,faithfulness,4"], 2, "verdict 4 on pass/fail criterion 'faithfulness'"),
+        # "pass" is 1.0, which on a 1-5 scale is the worst score: refused, not misread
+        (SCORED, ["case-00,helpful,5", "case-01,helpful,pass"], 3, "verdict pass on 1-5"),
+        (SCORED, ["case-00,helpful,0"], 2, "verdict 0 on 1-5 criterion 'helpful'"),
+    ],
+)
+def test_a_label_off_its_criterions_scale_is_exit_2_before_any_call(
+    cli, tmp_path, rubric, rows, line, message
+):
+    dest = late_refund(cli, tmp_path, rubric)
+    forty_case_run(tmp_path / "labelled.json")
+    labels = tmp_path / "labels.csv"
+    labels.write_text("case_id,criterion,verdict\n" + "".join(f"{r}\n" for r in rows))
+    with FakeLLM(rubric_judge(lambda answer: True)) as fake:
+        r = cli(
+            "judge", "validate", "--labels", str(labels),
+            "--run", str(tmp_path / "labelled.json"),
+            "--judge", "claude", "--judge-base-url", fake.url, cwd=dest,
+        )  # fmt: skip
+        assert fake.received == []
+    assert r.code == 2, r.out + r.err
+    assert f"{labels}:{line}" in r.err and message in r.err
+    assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err
+    assert not (dest / ".ragrail" / "history.sqlite").exists()
+
+
+@pytest.mark.parametrize(
+    ("criteria", "message"),
+    [
+        ([("faithfulness", "d")], "'faithfulness' is the claim-level judge's name"),
+        ([("tone", "d"), ("tone", "e")], "'tone' is defined twice"),
+    ],
+)
+def test_criteria_are_named_once_and_never_faithfulness(cli, tmp_path, criteria, message):
+    """A verdict, a validation and a corrected total are found by the criterion's name."""
+    extra = "[judge]\n" + "".join(
+        f'[[judge.criteria]]\nname = "{n}"\ndescription = "{d}"\n' for n, d in criteria
+    )
+    dest = late_refund(cli, tmp_path, extra)
+    r = cli("run", "--judge", "claude", "--judge-base-url", "http://127.0.0.1:9", cwd=dest)
+    assert r.code == 2 and message in r.err and "ragrail.toml" in r.err
+    assert "Traceback" not in r.err

@@ -132,6 +132,9 @@ def test_run_prints_raw_uncorrected_then_corrected_after_validate(cli, tmp_path)
     shown = f"corrected {est.estimate:.1%} [{est.low:.1%}, {est.high:.1%}], 20 human labels"
     assert f"polite            raw 75.0%, {shown}" in r.out
     assert "uncorrected" not in r.out
+    # by hand: the judge passes 75% of the labelled answers as of all 40, so whatever λ the
+    # estimate is the people's rate on the labels, 12 of 20 (the README shows this line)
+    assert "raw 75.0%, corrected 60.0% [42.0%, 78.0%], 20 human labels" in r.out
     # the correction moves the lenient judge's 75% towards the people's 60%
     assert est.estimate < 0.7
     c = json.loads((tmp_path / "after.json").read_text())["judge_corrected"]["judge_polite"]

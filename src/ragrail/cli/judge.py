@@ -119,9 +119,15 @@ def judge_validate(
     Prints agreement, Cohen's kappa (Spearman for 1-5 scales), the true-positive
     and true-negative rates, the confusion matrix, the judge's bias (the mean of
     judge - human, a paired t interval), each with a 95% interval, and the
-    disagreements to read. A run may gate on a judge criterion only after a
-    validation of that judge (model, prompt and rubric) with kappa of at least
-    [judge] min_kappa (0.6).
+    disagreements to read, and how many more labels would halve the interval of a
+    corrected total. A run may gate on a judge criterion only after a validation
+    of that judge (model, prompt and rubric) with kappa of at least [judge]
+    min_kappa (0.6). Once stored, later `ragrail run --judge` runs report each
+    judged total corrected by these labels (PPI++), with its interval and label
+    count, beside the judge's raw figure.
+
+    Labels are on the criterion's scale: pass/fail for a pass/fail criterion and
+    for faithfulness, a score 1-5 for a 1-5 criterion.
 
     A labelled case the judge failed on, or gave no verdict for, is left out of
     the agreement (never counted as "fail") and listed; when the judge failed on

@@ -264,7 +264,9 @@ def run_options(func: Any) -> Any:
             "--judge",
             type=click.Choice(["claude", "anthropic", "openai"]),
             help="Also grade answers with an LLM judge: claim-level faithfulness and the "
-            "[judge] rubric (opt-in; default: off, or the config's [judge]).",
+            "[judge] rubric (opt-in; default: off, or the config's [judge]). Its totals are "
+            "corrected by the human labels of `ragrail judge validate` when stored, else "
+            "marked uncorrected.",
         ),
         click.option(
             "--judge-model", metavar="NAME", help="The judge's model (claude: claude-opus-5)."
