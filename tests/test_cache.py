@@ -153,17 +153,7 @@ def test_a_damaged_cache_is_set_aside_under_a_unique_name(tmp_path, monkeypatch)
         '{"text": "a\\ud800b"}',
         "[" * 100_000 + "]" * 100_000,
     ],
-    ids=[
-        "text",
-        "array",
-        "no-text",
-        "text-number",
-        "negative",
-        "many",
-        "1e29",
-        "surrogate",
-        "deep",
-    ],
+    ids=["text", "array", "no-text", "text-number", "negative", "many", "1e29", "surrogate", "deep"],
 )
 def test_a_row_that_is_not_a_reply_is_a_miss_and_is_replaced(tmp_path, stored):
     cache = ResponseCache(tmp_path / "cache.sqlite")

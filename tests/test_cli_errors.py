@@ -138,11 +138,7 @@ def test_errors_in_a_real_shell_have_no_traceback(project):
 
 @pytest.mark.parametrize(
     ("flag", "what"),
-    [
-        ("--json", "--json results"),
-        ("--junit", "--junit report"),
-        ("--markdown", "--markdown summary"),
-    ],
+    [("--json", "--json results"), ("--junit", "--junit report"), ("--markdown", "--markdown summary")],
 )
 def test_a_failed_output_write_names_the_output_it_was(cli, project, monkeypatch, flag, what):
     """A full disk while writing an output: exit 3, naming which output (not "the output"),

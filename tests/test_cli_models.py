@@ -526,14 +526,8 @@ def test_a_check_that_raises_on_a_rerun_answer_is_that_reruns_error(cli, tmp_pat
 
     with FakeLLM(script) as fake:
         r = cli(
-            "run",
-            "--claude",
-            "--base-url",
-            fake.url,
-            "--rerun-failures",
-            "1",
-            "--no-history",
-            cwd=project,
+            "run", "--claude", "--base-url", fake.url, "--rerun-failures", "1",
+            "--no-history", cwd=project,
         )
     assert "internal error" not in r.err, r.err
     assert "Re-runs of failing questions" in r.out

@@ -196,9 +196,7 @@ def test_a_failing_disk_is_exit_3_in_one_line(cli, project, reports, monkeypatch
     assert list(reports.iterdir()) == []  # not a bug: no report
 
 
-def test_a_folder_copy_that_fills_the_disk_is_exit_3_in_one_line(
-    cli, project, reports, monkeypatch
-):
+def test_a_folder_copy_that_fills_the_disk_is_exit_3_in_one_line(cli, project, reports, monkeypatch):
     """shutil.copytree gathers its failures in one shutil.Error: on a full disk that is
     the disk failing, named by its first file, not an internal error listing them all."""
     import shutil

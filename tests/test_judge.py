@@ -629,17 +629,8 @@ def test_pairwise_header_shows_run_names_and_the_judge_model_escaped(cli, tmp_pa
     assert cli("run", "--json", str(b), "--no-history", cwd=dest).code == 0
     with FakeLLM(lambda req: Reply(text=json.dumps({"better": "tie", "reason": "same"}))) as fake:
         r = cli(
-            "judge",
-            "pairwise",
-            str(a),
-            str(b),
-            "--judge",
-            "claude",
-            "--judge-model",
-            "claude\x1b[31m-x",
-            "--judge-base-url",
-            fake.url,
-            cwd=dest,
+            "judge", "pairwise", str(a), str(b), "--judge", "claude",
+            "--judge-model", "claude\x1b[31m-x", "--judge-base-url", fake.url, cwd=dest,
         )
     assert r.code == 0, r.err
     assert "\x1b" not in r.out

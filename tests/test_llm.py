@@ -338,14 +338,8 @@ def test_missing_key_fails_before_any_work(monkeypatch):
 
 
 def _anthropic_body(text: str, usage: dict) -> bytes:
-    body = {
-        "id": "m",
-        "type": "message",
-        "role": "assistant",
-        "model": "x",
-        "content": [{"type": "text", "text": text}],
-        "usage": usage,
-    }
+    body = {"id": "m", "type": "message", "role": "assistant", "model": "x",
+            "content": [{"type": "text", "text": text}], "usage": usage}
     return json.dumps(body).encode()
 
 
@@ -372,7 +366,7 @@ def test_a_usage_count_that_cannot_be_one_is_unknown_not_a_crash(usage):
 
 
 def test_a_lone_surrogate_in_a_reply_is_kept_as_a_replacement_character():
-    """ "\\ud800" in a reply's JSON: no UTF-8 file could hold it, so saving the run crashed."""
+    """"\\ud800" in a reply's JSON: no UTF-8 file could hold it, so saving the run crashed."""
     raw = b'{"id":"m","type":"message","role":"assistant","model":"x","content":[{"type":"text","text":"a\\ud800b"}],"usage":{"input_tokens":1,"output_tokens":1}}'
     with FakeLLM(lambda r: Reply(raw=raw)) as fake:
         lay, _ = layer(fake)
@@ -382,7 +376,9 @@ def test_a_lone_surrogate_in_a_reply_is_kept_as_a_replacement_character():
 
 
 @pytest.mark.parametrize("api", ["anthropic", "openai"])
-def test_a_server_that_echoes_the_api_key_never_gets_it_into_a_result_or_the_cache(api, tmp_path):
+def test_a_server_that_echoes_the_api_key_never_gets_it_into_a_result_or_the_cache(
+    api, tmp_path
+):
     def echo(req):
         sent = req.headers.get("x-api-key") or req.headers.get("authorization", "")
         return Reply(text=f"your key is {sent}")

@@ -600,15 +600,10 @@ def test_a_second_project_with_the_same_module_name_imports_its_own(cli, tmp_pat
     run must call its own module, not the one the first project left in sys.modules."""
     first = python_project(cli, tmp_path / "one", "samename", f"def answer(q):\n    {IDK}\n")
     second = python_project(
-        cli,
-        tmp_path / "two",
-        "samename",
-        "def answer(q):\n    raise RuntimeError('second project')\n",
+        cli, tmp_path / "two", "samename", "def answer(q):\n    raise RuntimeError('second project')\n"
     )
     out1, out2 = tmp_path / "1.json", tmp_path / "2.json"
-    first_run = cli(
-        "run", "--no-history", "--baseline", "none.json", "--json", str(out1), cwd=first
-    )
+    first_run = cli("run", "--no-history", "--baseline", "none.json", "--json", str(out1), cwd=first)
     assert first_run.code == 0, first_run.err
     r = cli("run", "--no-history", "--json", str(out2), cwd=second)
     assert r.code == 3, r.out + r.err
@@ -616,7 +611,9 @@ def test_a_second_project_with_the_same_module_name_imports_its_own(cli, tmp_pat
     assert set(trace_errors(out1).values()) == {None}
 
 
-def test_a_target_that_moves_or_silences_ragrail_changes_neither_outputs_nor_verdict(cli, tmp_path):
+def test_a_target_that_moves_or_silences_ragrail_changes_neither_outputs_nor_verdict(
+    cli, tmp_path
+):
     """The target changes the working folder and replaces sys.stdout: --json still lands
     where it was named, and the scorecard is still printed."""
     dest = python_project(

@@ -213,7 +213,9 @@ def test_the_pieces_of_a_saved_run_are_its_json_exactly(project, monkeypatch):
         assert b"".join(part.json_pieces()).decode() == part.to_json()
 
 
-def test_a_large_run_is_saved_with_the_quick_check_and_still_refuses_nan(project, monkeypatch):
+def test_a_large_run_is_saved_with_the_quick_check_and_still_refuses_nan(
+    project, monkeypatch
+):
     import ragrail.results as results
 
     monkeypatch.setattr(results, "READ_BACK_UP_TO", 0)  # every run counts as large

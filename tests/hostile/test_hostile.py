@@ -61,12 +61,9 @@ def _outputs_jsonl(golden: Path) -> str:
     import json
 
     cases = json.loads(golden.read_text(encoding="utf-8"))
-    return (
-        "\n".join(
-            json.dumps({"id": c["id"], "answer": "I don't know.", "contexts": []}) for c in cases
-        )
-        + "\n"
-    )
+    return "\n".join(
+        json.dumps({"id": c["id"], "answer": "I don't know.", "contexts": []}) for c in cases
+    ) + "\n"
 
 
 @pytest.fixture(scope="module")
@@ -144,9 +141,7 @@ def test_the_table_is_big_and_unique() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_hostile(
-    case: Hostile, templates: dict[str, Path], tmp_path: Path, cli, monkeypatch
-) -> None:
+def test_hostile(case: Hostile, templates: dict[str, Path], tmp_path: Path, cli, monkeypatch) -> None:
     for key, value in case.env.items():
         monkeypatch.setenv(key, value)
     project = tmp_path / "project"

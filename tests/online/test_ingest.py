@@ -156,11 +156,8 @@ def test_huge_figures_are_bad_rows_and_versions_lose_their_spaces(tmp_path: Path
     """A cost of 1e308 is finite, but six of them overflowed the signals' sums (exit 3 in
     `ragrail online`); "v1 " from a CSV cell was a second, invisible version."""
     lines = [
-        row(1, cost=1e308),
-        row(2, latency_ms="1e300"),
-        row(3, cost=1e30, version="v1 "),
-        row(4, version=" "),
-        row(5, version="\tv2\n"),
+        row(1, cost=1e308), row(2, latency_ms="1e300"), row(3, cost=1e30, version="v1 "),
+        row(4, version=" "), row(5, version="\tv2\n"),
     ]
     report, stored = run([write_jsonl(tmp_path / "log.jsonl", lines)])
     assert [(b.line, b.field) for b in report.first_bad] == [(1, "cost"), (2, "latency_ms")]

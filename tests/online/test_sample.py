@@ -140,7 +140,7 @@ def test_iso_date_is_utc():
 @pytest.mark.parametrize(
     ("cell", "written"),
     [
-        ('=HYPERLINK("http://x")', '\'=HYPERLINK("http://x")'),
+        ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"),
         ("+1 555 0100", "'+1 555 0100"),
         ("-2+3", "'-2+3"),
         ("@SUM(A1)", "'@SUM(A1)"),

@@ -18,7 +18,9 @@ WHOLE_RUN = Path(__file__).parents[1] / "data" / "baselines" / "kitebase-v1.json
 
 def _run_of(n: int):
     run = load_run(WHOLE_RUN)
-    cases = [run.cases[i % len(run.cases)].model_copy(update={"id": f"q{i}"}) for i in range(n)]
+    cases = [
+        run.cases[i % len(run.cases)].model_copy(update={"id": f"q{i}"}) for i in range(n)
+    ]
     return run.model_copy(update={"cases": cases})
 
 

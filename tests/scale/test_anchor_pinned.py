@@ -29,20 +29,9 @@ def run_2000(tmp_path_factory: pytest.TempPathFactory) -> dict:
     toml = anchor_data.write_project(2000, project)
     out = project / "results.json"
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ragrail",
-            "run",
-            "--config",
-            str(toml),
-            "--no-history",
-            "--json",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=240,
+        [sys.executable, "-m", "ragrail", "run", "--config", str(toml), "--no-history",
+         "--json", str(out)],
+        capture_output=True, text=True, timeout=240,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(out.read_text(encoding="utf-8"))

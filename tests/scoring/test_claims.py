@@ -130,10 +130,7 @@ def test_no_claims_is_undefined_and_content_words_need_half_coverage():
             'Pick a custom name (e.g., "export-data") for the file.',
             ['Pick a custom name (e.g., "export-data") for the file'],
         ),
-        (
-            "Use a long password, i.e., 12 characters.",
-            ["Use a long password", "i.e., 12 characters"],
-        ),
+        ("Use a long password, i.e., 12 characters.", ["Use a long password", "i.e., 12 characters"]),
     ],
 )
 def test_split_claims_real_text(answer: str, claims: list[str]):
