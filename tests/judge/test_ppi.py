@@ -224,3 +224,20 @@ def test_simulation_coverage_and_width():
     assert c.width_ppi_pp < c.width_human
     assert abs(c.mean_estimate - bench_ppi.TRUE_RATE) < 0.01
     assert abs(c.mean_raw - 0.80) < 0.01
+
+
+def test_labels_to_halve_gives_up_when_the_room_is_float_noise():
+    """Var/4 a hair above the judged term: n' = σ²_r / room would be astronomical (and
+    too large for a results file's count); no advice rather than a crash."""
+    from ragrail.judge.ppi import PPIEstimate, labels_to_halve
+
+    var_judge, big_n, lam, var_r, n = 0.25, 100, 1.0, 1.0, 10
+    judged = lam * lam * var_judge / big_n
+    se = math.sqrt(4 * judged + 4e-17)  # Var/4 - judged = about 1e-17: n' about 1e17 > 2**53
+    est = PPIEstimate(
+        estimate=0.5, low=0.4, high=0.6, raw=0.5, n_labelled=n, n_unlabelled=big_n, lam=lam,
+        human_only=None, se=se, var_judge=var_judge, var_rectifier=var_r,
+    )  # fmt: skip
+    assert labels_to_halve(est) is None
+    sane = PPIEstimate(**{**est.__dict__, "se": math.sqrt(judged + var_r / n)})
+    assert labels_to_halve(sane) is not None

@@ -69,6 +69,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+MAX_LABELS = 10**12  # beyond this "more labels" is no advice (and no exact count either)
+
+
 @dataclass(frozen=True)
 class PPIEstimate:
     """A corrected mean. ``var_judge`` is σ²_f(X̃) and ``var_rectifier`` σ²_{Y-λf(X)}
@@ -261,7 +264,8 @@ def labels_to_halve(est: PPIEstimate) -> int | None:
 
     and the answer is ⌈n'⌉ - n. None when labels alone cannot do it: the unlabelled
     term λ²σ²_f/N is already at least Var/4 (more judged questions, or a better judge,
-    are needed), or there is no variance to halve (n < 2, or Var = 0)."""
+    are needed), or there is no variance to halve (n < 2, or Var = 0), or it would take
+    more than MAX_LABELS (a trillion) labels."""
     if est.se is None or est.var_rectifier is None or est.se == 0.0:
         return None
     target = est.se * est.se / 4.0
@@ -269,8 +273,11 @@ def labels_to_halve(est: PPIEstimate) -> int | None:
     room = target - unlabelled
     if room <= 0.0 or est.var_rectifier == 0.0:
         return None
+    needed = est.var_rectifier / room
+    if needed > MAX_LABELS:  # room within float noise of 0: as good as impossible
+        return None
     # A tiny tolerance so float noise in an exact hand case does not add one label.
-    return max(0, math.ceil(est.var_rectifier / room - 1e-9) - est.n_labelled)
+    return max(0, math.ceil(needed - 1e-9) - est.n_labelled)
 
 
 def planned_labels_to_halve(
