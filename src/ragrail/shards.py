@@ -360,29 +360,11 @@ def _combine(shards: Sequence[ShardRun]) -> RunResult:
     )
     if run.judge is not None:
         from ragrail.judge.core import judge_totals
+        from ragrail.judge.correct import merge_corrections
 
         run.judge_stats = judge_totals(run)
-        run.judge_corrected = _merged_corrections(run, [s.run for s in shards])
+        run.judge_corrected = merge_corrections(run, [s.run for s in shards])
     return run
-
-
-def _merged_corrections(run: RunResult, parts: Sequence[RunResult]) -> dict[str, Any]:
-    """The merged run's judged totals corrected again over all its questions, with the
-    labels every shard was corrected by; a total the shards corrected differently (a
-    validation stored between them) is left uncorrected rather than mixed."""
-    from ragrail.judge.correct import recorrect
-
-    first = parts[0].judge_corrected
-    same = {
-        key: c
-        for key, c in first.items()
-        if all(
-            (o := p.judge_corrected.get(key)) is not None
-            and (o.judge_key, o.validation_id, o.labels) == (c.judge_key, c.validation_id, c.labels)
-            for p in parts
-        )
-    }
-    return recorrect(run, same)
 
 
 def _sum_usage(usages: Sequence[Usage | None]) -> Usage | None:

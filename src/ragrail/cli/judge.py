@@ -154,6 +154,11 @@ def judge_validate(
             _print_agreement(out, the_judge.label, validation.left_out_of(a.criterion), a)
             if validation.failed:
                 continue  # a validation over the cases the judge managed is not stored
+            if not a.n:
+                # nothing was measured; stored, it would become this judge's latest
+                # validation and hide the labels of an earlier one from corrections
+                out.say("  not stored: no labelled case has a judge verdict to compare")
+                continue
             key = the_judge.key(crit_by_name.get(a.criterion))
             vid = store.record_validation(key, the_judge.label, a.criterion, a)
             score = a.kappa if a.kappa is not None else a.spearman
@@ -222,7 +227,7 @@ def _print_agreement(out: Out, label: str, skipped: int, a: Any) -> None:
             f"  true negative     {_pct_ci(a.tnr, a.tnr_ci)}  "
             f"(judge fails what people fail; n={a.tnr_n})"
         )
-        m = a.confusion
+        m = a.confusion or dict.fromkeys(("hp_jp", "hp_jf", "hf_jp", "hf_jf"), 0)  # no labels
         out.say("  confusion         judge pass  judge fail")
         out.say(f"    people pass     {m['hp_jp']:>10}  {m['hp_jf']:>10}")
         out.say(f"    people fail     {m['hf_jp']:>10}  {m['hf_jf']:>10}")

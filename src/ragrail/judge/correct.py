@@ -169,6 +169,42 @@ def recorrect(run: RunResult, previous: dict[str, Corrected]) -> dict[str, Corre
     return out
 
 
+def merge_corrections(run: RunResult, parts: Sequence[RunResult]) -> dict[str, Corrected]:
+    """A merged run's judged totals corrected again over all its questions with the labels
+    its shards were corrected by (:func:`recorrect`). A shard with no verdict on a total
+    (no question, or the judge failed on all of them) had nothing to correct and does not
+    count. A total the other shards did not all correct with the same labels (a validation
+    stored between them, or a shard run before it) is left uncorrected rather than mixed,
+    after one warning (the scorecard's "uncorrected" would say no labels are stored)."""
+    import warnings
+
+    same: dict[str, Corrected] = {}
+    dropped: list[str] = []
+    for key in dict.fromkeys(k for p in parts for k in p.judge_corrected):
+        target = Target(key.removeprefix("judge_"), None, "")
+        found = [p.judge_corrected.get(key) for p in parts]
+        used = [
+            c for c, p in zip(found, parts, strict=True) if c is not None or verdicts(p, target)
+        ]
+        kept = [c for c in used if c is not None]
+        first = kept[0]  # the key came from a shard's corrections
+        if len(kept) == len(used) and all(
+            (c.judge_key, c.validation_id, c.labels)
+            == (first.judge_key, first.validation_id, first.labels)
+            for c in kept
+        ):
+            same[key] = first
+        else:
+            dropped.append(target.criterion)
+    if dropped:
+        warnings.warn(
+            f"{', '.join(dropped)}: left uncorrected, the shards were not all corrected by "
+            "the same validation (rerun them)",
+            stacklevel=2,
+        )
+    return recorrect(run, same)
+
+
 @dataclass(frozen=True)
 class CorrectedChange:
     """A corrected judged total, baseline against now: ``now - baseline`` with its 95%

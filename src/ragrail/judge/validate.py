@@ -35,7 +35,8 @@ def load_labels(path: Path) -> list[Label]:
 
     Read as strictly as a golden set: a JSONL line must be one JSON object (strict JSON:
     no NaN, no key twice) and a CSV row may not have an unterminated quote or more
-    fields than the header; each is exit 2 naming the line."""
+    fields than the header, and a case is labelled once per criterion; each is exit 2
+    naming the line."""
     from ragrail.fileio import read_text
 
     text = read_text(path, "labels file")
@@ -44,6 +45,7 @@ def load_labels(path: Path) -> list[Label]:
     else:
         rows = _csv_label_rows(text, path)
     labels = []
+    first: dict[tuple[str, str], int] = {}
     for row, n in rows:
         where = f"{path}:{n}"
         for key in LABEL_COLUMNS:
@@ -52,6 +54,14 @@ def load_labels(path: Path) -> list[Label]:
         for key in ("case_id", "criterion"):
             if not isinstance(row[key], str):
                 raise InputError(f"field {key!r} must be a string", where)
+        # a labelled answer counted twice would narrow every interval built on the labels
+        seen = first.setdefault((row["case_id"], row["criterion"]), n)
+        if seen != n:
+            raise InputError(
+                f"case {row['case_id']!r} is labelled twice for criterion "
+                f"{row['criterion']!r} (first at line {seen}); keep one verdict per answer",
+                where,
+            )
         labels.append(
             Label(
                 str(row["case_id"]),

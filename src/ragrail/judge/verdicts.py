@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ragrail.results_base import Count, Rate
 from ragrail.results_base import Model as _Model
@@ -56,7 +56,8 @@ class Corrected(_Model):
     measure: str  # what is estimated: "faithful answers", or a criterion's pass rate
     method: Literal["ppi++"] = "ppi++"
     raw: Rate
-    estimate: float
+    # λ·raw + mean(human - λ·judge) with λ, raw and each verdict in [0, 1]: within [-1, 2]
+    estimate: float = Field(ge=-1.0, le=2.0)
     low: Rate | None
     high: Rate | None
     n_judged: Count
@@ -69,3 +70,19 @@ class Corrected(_Model):
     validation_id: Count
     validated_at: str
     labels: list[LabelPair]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Corrected:
+        # what a correction always is; a hand-edited file that breaks it would be
+        # shown as a figure, or fail a comparison that re-corrects from the labels
+        if not self.labels or self.n_labelled != len(self.labels):
+            raise ValueError(
+                f"n_labelled ({self.n_labelled}) must be the number of labels ({len(self.labels)}),"
+                " at least 1"
+            )
+        if self.n_judged < 1:
+            raise ValueError("n_judged must be at least 1")
+        for low, high in ((self.low, self.high), (self.human_only_low, self.human_only_high)):
+            if low is not None and high is not None and low > high:
+                raise ValueError(f"an interval's low ({low}) is above its high ({high})")
+        return self

@@ -111,8 +111,11 @@ def judge_html(run: RunResult, diff: Diff | None) -> str:
         return ""
     from ragrail.reports.html import escape
 
+    totals = judged_totals(run)
+    if not totals:  # the judge gave no verdict to total (it failed, or nothing to judge)
+        return ""
     rows, uncorrected = [], False
-    for total in judged_totals(run):
+    for total in totals:
         c, label = total.corrected, escape(total.label)
         if c is not None:
             rows.append(

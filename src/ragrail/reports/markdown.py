@@ -129,6 +129,9 @@ def _judge(run: RunResult, diff: Diff | None) -> list[str]:
     )
     from ragrail.reports.judged import pct as pct1
 
+    totals = judged_totals(run)
+    if not totals:  # the judge gave no verdict to total (it failed, or nothing to judge)
+        return []
     lines = [
         "",
         f"### Judge: {cell(run.judge or '')}",
@@ -137,7 +140,7 @@ def _judge(run: RunResult, diff: Diff | None) -> list[str]:
         "| --- | --- | --- | --- | --- |",
     ]
     details, uncorrected = [], False
-    for total in judged_totals(run):
+    for total in totals:
         c = total.corrected
         if c is not None:
             lines.append(

@@ -113,21 +113,23 @@ def load_validations(
     path: Path, wanted: list[tuple[str, str]]
 ) -> dict[tuple[str, str], StoredValidation]:
     """The latest validation for each wanted (judge key, criterion) in the history at
-    ``path``, for a run's judged totals. No file: none (a read never creates one). A
-    history that cannot be read (damaged, locked, unreadable) gives none too, after one
-    warning: the totals stay uncorrected, and say so, rather than the run failing after
-    its answers were paid for."""
-    from ragrail.store.history import History
-
+    ``path``, for a run's judged totals. A read, and only that: no file creates none, an
+    older file is not migrated (one before schema 4 holds no pairs: none), a damaged one
+    is not moved aside (recording the run does that; ``--no-history`` leaves it be). A
+    history that cannot be read (damaged, locked, unreadable, from a newer ragrail) gives
+    none too, after one warning: the totals stay uncorrected, and say so, rather than the
+    run failing after its answers were paid for."""
     if not wanted or not path.is_file():
         return {}
     try:
-        store = History(path)
+        store = _Reader(path)
     except (SystemFailure, InputError) as exc:
         warnings.warn(f"{exc}; judged totals are left uncorrected", stacklevel=2)
         return {}
     found: dict[tuple[str, str], StoredValidation] = {}
     try:
+        if store.version < _PAIRS_SCHEMA:
+            return {}
         for key, criterion in wanted:
             stored = store.latest_validation(key, criterion)
             if stored is not None:
@@ -136,5 +138,41 @@ def load_validations(
         warnings.warn(f"{exc}; judged totals are left uncorrected", stacklevel=2)
         return {}
     finally:
-        store.close()
+        store.db.close()
     return found
+
+
+_PAIRS_SCHEMA = 4  # the history migration that added judge_validation_pairs
+
+
+class _Reader(ValidationStore):
+    """The validation tables of a history opened read-only (SQLite ``mode=ro``)."""
+
+    def __init__(self, path: Path) -> None:
+        from ragrail.store.history import MIGRATIONS
+
+        self.path = path
+        try:
+            uri = f"{path.resolve().as_uri()}?mode=ro"
+            self.db = sqlite3.connect(uri, uri=True, timeout=statedb.BUSY_TIMEOUT_S)
+        except sqlite3.Error as exc:
+            raise self._unavailable(exc) from None
+        try:
+            self.db.execute(f"PRAGMA busy_timeout = {int(statedb.BUSY_TIMEOUT_S * 1000)}")
+            self.version = statedb.user_version(self.db)
+            statedb.check_version(self.version, len(MIGRATIONS))
+        except sqlite3.Error as exc:
+            self.db.close()
+            raise self._unavailable(exc) from None
+        except statedb.NewerSchema as exc:
+            self.db.close()
+            raise self._unavailable(f"its schema is not this ragrail's ({exc})") from None
+
+    def _unavailable(self, reason: object) -> SystemFailure:
+        return SystemFailure(f"cannot read the run history {self.path}: {reason}")
+
+    def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple]:
+        try:
+            return self.db.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise self._unavailable(exc) from None

@@ -231,8 +231,9 @@ def judged_total_lines(run: RunResult) -> list[str]:
         label = visible(total.label)
         c = total.corrected
         if c is not None:
-            out.append(f"  {pad(label, 18)}{corrected_text(c)}")
-            out.append(f"  {'':<18}({corrected_detail(c)})")
+            # at least one space after a long name; the detail quotes a saved file's text
+            out.append(f"  {pad(label, 17)} {corrected_text(c)}")
+            out.append(f"  {'':<18}({visible(corrected_detail(c))})")
             continue
         note = "pass, " if total.as_pct else ""
         if total.uncorrected:
@@ -249,12 +250,13 @@ def judged_total_lines(run: RunResult) -> list[str]:
 def stat_line(label: str, stat: Stat | None, as_pct: bool, note: str = "") -> str:
     """``label  value  [low, high]  n=N``: every total with its n and 95% interval."""
     if stat is None:
-        return f"  {label:<18}{'-':>5}"
+        return f"  {pad(label, 18)}{'-':>5}"
     if stat.low is None or stat.high is None:
         ci = ""
     else:
         ci = f"[{_num(stat.low, as_pct)}, {_num(stat.high, as_pct)}]"
-    line = f"  {label:<18}{_num(stat.value, as_pct):>5}  {ci:<13} n={stat.n}"
+    # padded in cells: a criterion named in Chinese or Japanese keeps the columns
+    line = f"  {pad(label, 18)}{_num(stat.value, as_pct):>5}  {ci:<13} n={stat.n}"
     return f"{line}  {note}" if note else line
 
 
