@@ -15,9 +15,9 @@ What is corrected is a rate of 0/1 verdicts, the quantity the people labelled:
   score and the person's alike.
 
 The correction assumes the judge errs on this run's answers as it did on the labelled
-ones: it is exact when the labels came from a random sample of this run's answers, and
-holds approximately for a similar system (ARES makes the same assumption). Labels taken
-on another system's answers deserve fresh labels when the system changes a lot.
+ones: its interval is valid when the labels came from a random sample of this run's
+answers, and holds approximately for a similar system (ARES makes the same assumption).
+After a large change to the system, label again.
 """
 
 from __future__ import annotations
