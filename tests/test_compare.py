@@ -5,13 +5,13 @@ from ragrail.results import (
     CaseResult,
     JudgeResult,
     RetrievedChunk,
-    RunConfig,
     RunResult,
     Sample,
     Totals,
     Trace,
 )
 from ragrail.run import compute_totals
+from tests.factories import run_result
 
 
 def case(cid: str, recall: float | None, passed: bool | None, problems=()) -> CaseResult:
@@ -39,19 +39,9 @@ def sampled(cid: str, passes: int, runs: int) -> CaseResult:
 def run(
     cases: list[CaseResult], answerer: str = "standin", top_k: int = 3, model=None
 ) -> RunResult:
-    cfg = RunConfig(
-        name="t",
-        chunking="chunks by section",
-        top_k=top_k,
-        min_score=0.2,
-        retriever="standin",
-        answerer=answerer,
-        answerer_label=answerer,
-        model=model,
-        n_chunks=1,
-        n_cases=len(cases),
+    return run_result(
+        cases, top_k=top_k, answerer=answerer, answerer_label=answerer, model=model
     )
-    return RunResult(config=cfg, totals=compute_totals(cases), cases=cases)
 
 
 def test_per_question_diff_catches_what_totals_hide():

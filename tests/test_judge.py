@@ -8,9 +8,9 @@ import re
 import pytest
 
 from ragrail.judge import ClaimsReply, cohen_kappa, model_family, parse_reply
-from ragrail.results import CaseResult, RunConfig, RunResult, Trace
-from ragrail.run import compute_totals
+from ragrail.results import CaseResult, Trace
 from ragrail.scoring.claims import split_claims
+from tests.factories import run_result
 from tests.fake_llm import FakeLLM, Reply
 
 KEY = "sk-judge-test-key"
@@ -200,18 +200,16 @@ def forty_case_run(path):
                 answer_pass=True,
             )
         )
-    cfg = RunConfig(
+    run = run_result(
+        cases,
         name="labelled",
         chunking="precomputed",
-        top_k=3,
         min_score=0.0,
         retriever="x",
         answerer="outputs",
         answerer_label="outputs",
         n_chunks=0,
-        n_cases=40,
     )
-    run = RunResult(config=cfg, totals=compute_totals(cases), cases=cases)
     run.save(path)
 
 

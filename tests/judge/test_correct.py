@@ -22,12 +22,11 @@ from ragrail.results import (
     CriterionResult,
     JudgeResult,
     LabelPair,
-    RunConfig,
     RunResult,
     Trace,
 )
-from ragrail.run import compute_totals
 from ragrail.store.validations import StoredValidation
+from tests.factories import run_result
 
 POLITE = CriterionConfig(name="polite", description="d")
 SCORED = CriterionConfig(name="helpful", description="d", scale="1-5", pass_threshold=4)
@@ -50,18 +49,7 @@ def run_of(passes: list[bool | None], faith: list[float | None] | None = None) -
                 judge=JudgeResult(faithfulness=f, criteria=criteria),
             )
         )
-    cfg = RunConfig(
-        name="r",
-        chunking="c",
-        top_k=1,
-        min_score=0.0,
-        retriever="x",
-        answerer="outputs",
-        answerer_label="outputs",
-        n_chunks=0,
-        n_cases=len(cases),
-    )
-    return RunResult(config=cfg, totals=compute_totals(cases), cases=cases, judge="fake j")
+    return run_result(cases, judge="fake j")
 
 
 def stored(pairs: list[tuple[float, float]], vid: int = 1) -> StoredValidation:

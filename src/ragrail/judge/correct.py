@@ -107,10 +107,14 @@ def label_pairs(stored: StoredValidation, config: CriterionConfig | None) -> lis
 
 
 def correct(
-    values: Sequence[float], labels: Sequence[LabelPair], target: Target, stored: Any
+    values: Sequence[float],
+    labels: Sequence[LabelPair],
+    target: Target,
+    validation: tuple[int, str],
 ) -> Corrected | None:
-    """The PPI++ estimate of one judged total; None when there is nothing to correct
-    (no judged answer or no usable label)."""
+    """The PPI++ estimate of one judged total with the labels of ``validation`` (its id
+    and date); None when there is nothing to correct (no judged answer or no usable
+    label)."""
     from ragrail.judge.ppi import labels_to_halve, ppi_mean
 
     if not values or not labels:
@@ -130,8 +134,8 @@ def correct(
         human_only_high=high_h,
         labels_to_halve=labels_to_halve(est),
         judge_key=target.judge_key,
-        validation_id=stored.id,
-        validated_at=stored.created_at,
+        validation_id=validation[0],
+        validated_at=validation[1],
         labels=list(labels),
     )
 
@@ -146,7 +150,8 @@ def correct_totals(
         if found is None:
             continue
         values = list(verdicts(run, target).values())
-        corrected = correct(values, label_pairs(found, target.config), target, found)
+        validation = (found.id, found.created_at)
+        corrected = correct(values, label_pairs(found, target.config), target, validation)
         if corrected is not None:
             out[target.stat_key] = corrected
     return out
@@ -155,15 +160,11 @@ def correct_totals(
 def recorrect(run: RunResult, previous: dict[str, Corrected]) -> dict[str, Corrected]:
     """``run``'s totals corrected again with the labels an earlier correction rested on
     (merged shards: each shard was corrected over its own questions only)."""
-    from ragrail.store.validations import StoredValidation
-
     out: dict[str, Corrected] = {}
     for key, old in previous.items():
-        criterion = key.removeprefix("judge_")
-        target = Target(criterion, None, old.judge_key)
-        found = StoredValidation(old.validation_id, old.validated_at, [])
+        target = Target(key.removeprefix("judge_"), None, old.judge_key)
         values = list(verdicts(run, target).values())
-        corrected = correct(values, old.labels, target, found)
+        corrected = correct(values, old.labels, target, (old.validation_id, old.validated_at))
         if corrected is not None:
             out[key] = corrected
     return out

@@ -241,12 +241,6 @@ class History(ValidationStore):
     def version(self) -> int:
         return statedb.user_version(self.db)
 
-    def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple]:
-        try:
-            return self.db.execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise self._unavailable(exc) from None
-
     def record(self, result: RunResult, project_root: Path | None = None) -> int:
         """Store a run and its per-question rows in one transaction; return its id.
 

@@ -30,11 +30,15 @@ class ValidationStore:
 
     db: sqlite3.Connection
 
-    def _unavailable(self, reason: object) -> SystemFailure:  # History's
+    def _unavailable(self, reason: object) -> SystemFailure:  # each store says its own
         raise NotImplementedError
 
-    def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple]:  # History's
-        raise NotImplementedError
+    def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple]:
+        """Rows of one statement; a SQLite error is ``_unavailable``'s failure."""
+        try:
+            return self.db.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise self._unavailable(exc) from None
 
     def record_validation(self, key: str, judge: str, criterion: str, agreement: object) -> int:
         try:
@@ -170,9 +174,3 @@ class _Reader(ValidationStore):
 
     def _unavailable(self, reason: object) -> SystemFailure:
         return SystemFailure(f"cannot read the run history {self.path}: {reason}")
-
-    def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple]:
-        try:
-            return self.db.execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise self._unavailable(exc) from None
