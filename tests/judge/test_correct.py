@@ -114,7 +114,7 @@ def test_a_one_to_five_criterion_is_corrected_on_its_pass_rate():
     (5,4) (4,2) (2,1) (4,5) are (1,1) (1,0) (0,0) (1,1), the hand example's pairs."""
     target = Target("polite", SCORED, "k")
     scored = [(5.0, 4.0), (4.0, 2.0), (2.0, 1.0), (4.0, 5.0)] * 2
-    assert [(p.judge, p.human) for p in label_pairs(stored(scored), SCORED)] == PAIRS
+    assert [(p.judge, p.human) for p in label_pairs(stored(scored).pairs, SCORED)] == PAIRS
     got = correct_totals(run_of(RUN), [target], {("k", "polite"): stored(scored)})
     assert got["judge_polite"].estimate == pytest.approx(0.5)
 

@@ -96,14 +96,17 @@ def verdicts(run: RunResult, target: Target) -> dict[str, float]:
     return out
 
 
-def label_pairs(stored: StoredValidation, config: CriterionConfig | None) -> list[LabelPair]:
-    """A validation's pairs as 0/1 verdicts; a pair off the scale is left out."""
-    pairs = []
-    for case_id, judge, human in stored.pairs:
+def label_pairs(
+    pairs: Sequence[tuple[str, float, float]], config: CriterionConfig | None
+) -> list[LabelPair]:
+    """A validation's (case id, judge, human) pairs as 0/1 verdicts; a pair off the
+    scale is left out."""
+    out = []
+    for case_id, judge, human in pairs:
         j, h = as_pass(judge, config), as_pass(human, config)
         if j is not None and h is not None:
-            pairs.append(LabelPair(case_id=case_id, judge=j, human=h))
-    return pairs
+            out.append(LabelPair(case_id=case_id, judge=j, human=h))
+    return out
 
 
 def correct(
@@ -151,7 +154,7 @@ def correct_totals(
             continue
         values = list(verdicts(run, target).values())
         validation = (found.id, found.created_at)
-        corrected = correct(values, label_pairs(found, target.config), target, validation)
+        corrected = correct(values, label_pairs(found.pairs, target.config), target, validation)
         if corrected is not None:
             out[target.stat_key] = corrected
     return out

@@ -401,11 +401,10 @@ def validate_judge(judge: Judge, run: RunResult, labels: Sequence[Label]) -> Val
 def _to_halve(a: Agreement, crit: CriterionConfig | None) -> int | None:
     """Labels to halve the corrected interval of a run the size of the validated one, on
     the 0/1 verdicts a correction uses (``ragrail.judge.correct``)."""
-    from ragrail.judge.correct import as_pass
+    from ragrail.judge.correct import label_pairs
     from ragrail.judge.ppi import planned_labels_to_halve
 
-    pairs = [(as_pass(j, crit), as_pass(h, crit)) for _, j, h in a.pairs]
-    kept = [(j, h) for j, h in pairs if j is not None and h is not None]
+    kept = label_pairs(a.pairs, crit)
     if not kept:
         return None
-    return planned_labels_to_halve([j for j, _ in kept], [h for _, h in kept], a.run_size)
+    return planned_labels_to_halve([p.judge for p in kept], [p.human for p in kept], a.run_size)
