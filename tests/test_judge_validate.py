@@ -150,3 +150,16 @@ def test_criteria_are_named_once_and_never_faithfulness(cli, tmp_path, criteria,
     r = cli("run", "--judge", "claude", "--judge-base-url", "http://127.0.0.1:9", cwd=dest)
     assert r.code == 2 and message in r.err and "ragrail.toml" in r.err
     assert "Traceback" not in r.err
+
+
+def test_labels_naming_a_case_not_in_the_run_name_the_file_and_line(cli, tmp_path):
+    dest = late_refund(cli, tmp_path, RUBRIC)
+    forty_case_run(tmp_path / "labelled.json")
+    labels = tmp_path / "labels.csv"
+    labels.write_text("case_id,criterion,verdict\ncase-00,polite,pass\n質問01,polite,fail\n")
+    r = cli(
+        "judge", "validate", "--labels", str(labels), "--run", str(tmp_path / "labelled.json"),
+        "--judge", "claude", "--judge-base-url", "http://127.0.0.1:9", cwd=dest,
+    )  # fmt: skip
+    assert r.code == 2 and f"{labels}:3" in r.err and "not in the run: 質問01" in r.err
+    assert len(r.err.strip().splitlines()) == 1

@@ -337,9 +337,14 @@ def validate_judge(judge: Judge, run: RunResult, labels: Sequence[Label]) -> Val
     for is left out of the agreement, never counted as a "fail" verdict, and listed."""
     by_id = {c.id: c for c in run.cases}
     crit_by_name = {c.name: c for c in judge.config.criteria}
-    unknown_cases = sorted({lb.case_id for lb in labels if lb.case_id not in by_id})
-    if unknown_cases:
-        raise InputError(f"labels name cases not in the run: {', '.join(unknown_cases[:5])}")
+    strays = [lb for lb in labels if lb.case_id not in by_id]
+    if strays:
+        unknown_cases = sorted({lb.case_id for lb in strays})
+        first = strays[0]  # the file and line to open
+        raise InputError(
+            f"labels name cases not in the run: {', '.join(unknown_cases[:5])}",
+            f"{first.file}:{first.line}" if first.file else None,
+        )
     unknown = sorted({lb.criterion for lb in labels} - set(crit_by_name) - {"faithfulness"})
     if unknown:
         raise InputError(
