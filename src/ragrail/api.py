@@ -369,16 +369,21 @@ def save_baseline(result: RunResult, path: PathLike | None = None) -> Path:
 def _check_baseline_target(path: Path, origin: _Origin | None) -> None:
     """Refuse (InputError) a baseline path that cannot be written, or that would replace
     the golden set, the project file or a document of the run."""
-    from ragrail.fileio import check_writable_output
-    from ragrail.outputs import real, refuse_clashes
+    from ragrail.outputs import guard_outputs
 
-    target = check_writable_output(path, "baseline")
-    inputs: dict[Path, str] = {}
+    reads: list[tuple[Path | None, str]] = []
+    state_dir = None
     if origin is not None:
-        for given, what in ((origin.golden, "the golden set"), (origin.config, "the project file")):
-            if given is not None:
-                inputs[real(given)] = what
-    refuse_clashes([(real(target), path, "baseline")], inputs, origin.docs if origin else None)
+        reads = [(origin.golden, "the golden set"), (origin.config, "the project file")]
+        if origin.config is not None:
+            state_dir = origin.config.parent / ".ragrail"
+    guard_outputs(
+        [(path, "baseline")],
+        None,
+        reads,
+        docs=origin.docs if origin else None,
+        state_dir=state_dir,
+    )
 
 
 def load_results(path: PathLike) -> RunResult:

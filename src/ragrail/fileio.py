@@ -433,18 +433,32 @@ def _existing_ancestor(folder: Path) -> Path:
     return folder
 
 
-def check_writable_output(path: Path, what: str = "output") -> Path:
+def check_writable_output(path: Path, what: str = "output", probe: bool = True) -> Path:
     """Refuse, before any work, an output path that cannot be written (exit 2).
 
     Checks what :func:`output_target` checks, plus that the folder the file
-    goes into (or the nearest one that exists) can be written. Returns the
-    final target.
+    goes into (or the nearest one that exists) can be written. With ``probe``, a
+    temporary file is made there and removed at once: permissions alone say yes to root
+    in /proc or on a file system that refuses every new file. Returns the final target.
     """
     target = output_target(path, what)
+    if not probe:
+        return target
     folder = _existing_ancestor(target.parent)
     if not os.access(folder, os.W_OK | os.X_OK):
         reason = "read-only file system" if _read_only_fs(folder) else "permission denied"
         raise InputError(f"cannot write the {what}: folder {folder}: {reason}", str(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            return target  # the disk, not the path: the write itself will say so (exit 3)
+        reason = exc.strerror or type(exc).__name__
+        raise InputError(
+            f"cannot write the {what}: folder {folder} takes no new file ({reason})", str(path)
+        ) from None
+    os.close(fd)
+    Path(tmp).unlink(missing_ok=True)
     return target
 
 

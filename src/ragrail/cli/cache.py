@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from ragrail.cli.common import CONTEXT, PATH, json_option
-from ragrail.cli.ui import Out, check_json_target, output_options
+from ragrail.cli.common import CONTEXT, PATH, json_option, project_or_none
+from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK
 
 EMBEDDINGS = "embeddings.sqlite"  # beside the reply cache (ragrail.system.embeddings)
@@ -38,11 +38,14 @@ def cache_path(config: Path | None) -> Path:
 def cache_stats(config: Path | None, json_path: Path | None) -> int:
     """How many replies and vectors are cached, and where."""
     from ragrail.calls.cache import ResponseCache
+    from ragrail.outputs import guard_outputs
     from ragrail.reports.machine import cache_json
 
-    check_json_target(json_path, "--json cache stats")
-    out = Out(json_path)
     path = cache_path(config)
+    guard_outputs(
+        [(json_path, "--json cache stats")], project_or_none(config, None), state_dir=path.parent
+    )
+    out = Out(json_path)
     vectors = _embeddings_counts(path.with_name(EMBEDDINGS))
     if not path.exists():
         out.json(cache_json(path, None, None, [], vectors), json_path, "--json cache stats")

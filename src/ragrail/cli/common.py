@@ -64,6 +64,28 @@ def load_project(config: Path | None, example: str | None) -> Any:  # -> config.
     return load(config, example)
 
 
+def project_or_none(config: Path | None, example: str | None) -> Any:  # -> Project | None
+    """The project a command names or finds in this folder; None when there is none."""
+    from ragrail.config import CONFIG_NAME
+
+    if config is None and example is None and not (Path.cwd() / CONFIG_NAME).is_file():
+        return None
+    return load_project(config, example)
+
+
+def check_outputs(
+    outputs: list[tuple[Path | None, str]],
+    config: Path | None,
+    example: str | None,
+    reads: list[tuple[Path | None, str]] | None = None,
+) -> list[Path | None]:
+    """The one output rule (ragrail.outputs.guard_outputs) for a command that names its
+    project with --config/--example (or finds it in this folder)."""
+    from ragrail.outputs import guard_outputs as guard
+
+    return guard(outputs, project_or_none(config, example), reads or ())
+
+
 def open_history(config: Path | None, example: str | None) -> Any:  # -> history.History
     """The run history of the project (or of this folder when there is no project)."""
     from ragrail.config import CONFIG_NAME
@@ -76,6 +98,11 @@ def open_history(config: Path | None, example: str | None) -> Any:  # -> history
     if not path.exists():
         raise InputError(f"no run history at {path}: run `ragrail run` (or `ragrail demo`) first")
     return History(path)
+
+
+def results_file(ref: str) -> Path | None:
+    """The results file a RUN argument names (a ``.json`` path), None for a recorded run."""
+    return Path(ref) if Path(ref).suffix.lower() == ".json" else None
 
 
 def load_run_ref(ref: str, project: Any) -> Any:  # -> results.RunResult

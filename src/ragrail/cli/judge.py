@@ -14,10 +14,11 @@ from ragrail.cli.common import (
     json_option,
     load_project,
     load_run_ref,
+    results_file,
     with_options,
 )
 from ragrail.cli.run_options import judge_call_options
-from ragrail.cli.ui import Out, check_json_target, output_options
+from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK, EXIT_SYSTEM, InputError
 
 
@@ -134,13 +135,15 @@ def judge_validate(
     any, nothing is stored and the exit code is 3.
     """
     from ragrail.judge import load_labels, validate_judge
+    from ragrail.outputs import guard_outputs
     from ragrail.reports.machine import validation_json
     from ragrail.reports.text import visible
     from ragrail.store.history import History
 
-    check_json_target(json_path, "--json validation")
-    out = Out(json_path)
     project = load_project(config, example)
+    reads = [(labels_path, "the labels file"), (results_file(run_ref), "the results file")]
+    guard_outputs([(json_path, "--json validation")], project, reads)
+    out = Out(json_path)
     labels = load_labels(labels_path)
     run = load_run_ref(run_ref, project)
     the_judge = judge_for(project, judge, judge_model, judge_base_url, **calls)
@@ -277,13 +280,15 @@ def judge_pairwise(
     import warnings
 
     from ragrail.judge import pairwise, same_family_warning
+    from ragrail.outputs import guard_outputs
     from ragrail.reports.machine import pairwise_json
     from ragrail.reports.terminal import usage_cost
     from ragrail.reports.text import visible
 
-    check_json_target(json_path, "--json verdicts")
-    out = Out(json_path)
     project = load_project(config, example)
+    reads = [(results_file(run_a), "RUN_A's results"), (results_file(run_b), "RUN_B's results")]
+    guard_outputs([(json_path, "--json verdicts")], project, reads)
+    out = Out(json_path)
     a, b = load_run_ref(run_a, project), load_run_ref(run_b, project)
     the_judge = judge_for(project, judge, judge_model, judge_base_url, **calls)
     warning = same_family_warning(the_judge, [a.config.model, b.config.model])

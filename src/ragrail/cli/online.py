@@ -3,9 +3,7 @@ A/B readout between two versions."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -19,7 +17,7 @@ from ragrail.cli.common import (
 )
 from ragrail.cli.logsdb import db_path as log_db_path
 from ragrail.cli.logsdb import logs_project
-from ragrail.cli.ui import Out, check_json_target, output_options
+from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK, InputError
 
 
@@ -70,11 +68,12 @@ def online(
     `--compare A B` tests each signal between two versions (Holm-corrected) and says
     how many conversations per arm would detect the difference.
     """
-    from ragrail.fileio import atomic_write_text, check_writable_output
+    from ragrail.fileio import atomic_write_text
     from ragrail.online.ab import compare as ab_compare
     from ragrail.online.reask import reasked_ids
     from ragrail.online.signals import compute_signals
     from ragrail.online.store import LogStore
+    from ragrail.outputs import guard_outputs
     from ragrail.reports import online as report
     from ragrail.reports.online_html import online_html
 
@@ -87,16 +86,16 @@ def online(
         raise InputError(
             f"--compare needs two different versions (got {visible(compare[0])!r} twice)"
         )
-    check_json_target(json_path, "--json signals")
     db_path = log_db_path(project, db)
-    _refuse_input_targets(project, db_path, json_path, html_path)
-    if html_path is not None:
-        check_writable_output(html_path, "--html")
+    guard_outputs(
+        [(json_path, "--json signals"), (html_path, "--html page")],
+        project if project.config_path is not None else None,
+        state_dir=project.state_dir,
+        log_dbs=[db_path],
+    )
     out = Out(json_path)
     store = LogStore(db_path, create=False)
     try:
-        # the exports may be the only copy of the logs: no output replaces one
-        _refuse_input_targets(project, db_path, json_path, html_path, store.ingested_files())
         known = store.versions()
         _check_versions([*versions, *(compare or ())], known)
         reasked = reasked_ids(store.conversations(), logs.reask_minutes, logs.reask_similarity)
@@ -137,32 +136,6 @@ def online(
         out.say(report.ab_text(result))
     out.verdict(report.verdict_line(periods, result))
     return EXIT_OK
-
-
-def _refuse_input_targets(
-    project: Any,
-    db_path: Path,
-    json_path: Path | None,
-    html_path: Path | None,
-    exports: Iterable[Path] = (),
-) -> None:
-    """Exit 2, before any work, when --json or --html would replace the log database, an
-    ingested export, the golden set, the baseline or the project file (or both name one
-    file)."""
-    from ragrail.cli.ui import to_stdout
-    from ragrail.fileio import check_writable_output
-    from ragrail.outputs import project_inputs, real, refuse_clashes
-
-    inputs = project_inputs(project) if project.config_path is not None else {}
-    for export in exports:
-        inputs[real(export)] = "an ingested log export"
-    inputs[real(db_path)] = "the log database"
-    targets = [
-        (real(check_writable_output(path, what)), path, what)
-        for path, what in ((json_path, "--json signals"), (html_path, "--html page"))
-        if path is not None and not to_stdout(path)
-    ]
-    refuse_clashes(targets, inputs, project.docs if project.config_path is not None else None)
 
 
 def _check_versions(asked: list[str], known: list[str]) -> None:

@@ -146,13 +146,21 @@ def sample(
     Each row has the question, the answer, its contexts and empty label columns
     (facts, sources, expect, notes); `ragrail add --from-log ID` turns one into a case.
     """
-    from ragrail.fileio import atomic_write_text, check_writable_output
+    from ragrail.fileio import atomic_write_text
     from ragrail.online.reask import reasked_ids
     from ragrail.online.sample import SUFFIXES, draw, render
-    from ragrail.outputs import project_inputs, real, refuse_clashes
+    from ragrail.outputs import guard_outputs
 
     if count < 1:
         raise InputError(f"invalid value for -n: {count} (a sample has at least 1 conversation)")
+    project = logs_project(config)
+    db_path = log_db_path(project, db)
+    guard_outputs(
+        [(output, "labelling file")],
+        project if project.config_path is not None else None,
+        state_dir=project.state_dir,
+        log_dbs=[db_path],
+    )
     suffix = output.suffix.lower()
     if suffix not in SUFFIXES:
         raise InputError(
@@ -160,16 +168,8 @@ def sample(
             f"use one of {', '.join(SUFFIXES)}",
             str(output),
         )
-    project = logs_project(config)
-    db_path = log_db_path(project, db)
-    inputs = project_inputs(project) if project.config_path is not None else {}
-    inputs[real(db_path)] = "the log database"
-    target = check_writable_output(output, "labelling file")
     logs = project.config.logs
     with open_logs(project, db) as store:
-        for export in store.ingested_files():  # the exports may be the only copy of the logs
-            inputs.setdefault(real(export), "an ingested log export")
-        refuse_clashes([(real(target), output, "labelling file")], inputs, None)
         reasked = reasked_ids(
             store.conversations(version), logs.reask_minutes, logs.reask_similarity
         )

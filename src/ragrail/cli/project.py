@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ragrail.cli.common import CONTEXT, PATH, json_option, load_project
-from ragrail.cli.ui import Out, check_json_target, output_options
+from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK, EXIT_REGRESSION, InputError
 
 
@@ -54,12 +54,19 @@ def lint(
     warnings. Exits 1 when it finds errors.
     """
     from ragrail.golden import lint_golden, load_golden
+    from ragrail.outputs import guard_outputs
     from ragrail.reports.machine import lint_json
     from ragrail.system.corpus import load_documents
 
-    check_json_target(json_path, "--json lint")
-    out = Out(json_path)
     project = load_project(config, example_name)
+    guard_outputs(
+        [(json_path, "--json lint")],
+        project,
+        [(golden, "the golden set being linted")],
+        golden=golden,
+        docs=docs,
+    )
+    out = Out(json_path)
     gold = load_golden(golden or project.golden, project.root)
     documents = {d.name: d.text for d in load_documents(docs or project.docs)}
     problems = lint_golden(gold, documents, project.config.pipeline.language)

@@ -11,14 +11,15 @@ from ragrail.cli.common import (
     CONTEXT,
     PATH,
     RUN_REFS,
+    check_outputs,
     colour,
     history_options,
     json_option,
-    load_project,
     open_history,
+    project_or_none,
     with_options,
 )
-from ragrail.cli.ui import Out, check_json_target, output_options
+from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK, EXIT_SYSTEM, InputError
 
 
@@ -36,7 +37,7 @@ def history_cmd(
     from ragrail.reports.text import visible
     from ragrail.run import recorded_answer_rate
 
-    check_json_target(json_path, "--json runs")
+    check_outputs([(json_path, "--json runs")], config, example)
     out = Out(json_path)
     store = open_history(config, example)
     try:
@@ -82,7 +83,7 @@ def show(
     from ragrail.compare import run_summary
     from ragrail.reports.terminal import scorecard
 
-    check_json_target(json_path, "--json results")
+    check_outputs([(json_path, "--json results")], config, example)
     out = Out(json_path)
     store = open_history(config, example)
     try:
@@ -131,7 +132,7 @@ def diff(
     from ragrail.reports.machine import diff_json
     from ragrail.reports.terminal import diff_text, verdict_lines
 
-    check_json_target(json_path, "--json diff")
+    check_outputs([(json_path, "--json diff")], config, example)
     out = Out(json_path)
     store = open_history(config, example)
     try:
@@ -194,7 +195,7 @@ def report(
     from ragrail.reports.html import html_report
     from ragrail.store.baseline import load_baseline
 
-    project = _report_project(config, example)
+    project = project_or_none(config, example)
     _check_report_target(output, project, from_json, baseline)
     run, history_rows = _report_run(run_ref, config, example, from_json)
     base_path = baseline
@@ -207,28 +208,14 @@ def report(
     return EXIT_OK
 
 
-def _report_project(config: Path | None, example: str | None) -> Any:
-    from ragrail.config import CONFIG_NAME
-
-    has_project = example or config or (Path.cwd() / CONFIG_NAME).is_file()
-    return load_project(config, example) if has_project else None
-
-
 def _check_report_target(
     output: Path, project: Any, from_json: Path | None, baseline: Path | None
 ) -> None:
     """Before any work: a folder, FIFO or device is exit 2, and so is an input's path."""
-    from ragrail.fileio import check_writable_output
-    from ragrail.outputs import project_inputs, real, refuse_clashes
+    from ragrail.outputs import guard_outputs
 
-    target = check_writable_output(output, "report")
-    inputs = project_inputs(project) if project is not None else {}
-    for given, what in ((from_json, "the --from-json results"), (baseline, "the --baseline")):
-        if given is not None:
-            inputs[real(given)] = what
-    refuse_clashes(
-        [(target, output, "report")], inputs, project.docs if project is not None else None
-    )
+    reads = [(from_json, "the --from-json results"), (baseline, "the --baseline")]
+    guard_outputs([(output, "report")], project, reads)
 
 
 def _report_run(

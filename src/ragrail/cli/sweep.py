@@ -110,9 +110,9 @@ def sweep(
       ragrail sweep --example kitebase --retriever bm25 --top-k 3 --min-score 0,0.5,1,1.5
     """
     from ragrail.app import answerer_spec
-    from ragrail.fileio import atomic_write_text, check_writable_output
+    from ragrail.fileio import atomic_write_text
     from ragrail.golden import load_golden
-    from ragrail.outputs import project_inputs, refuse_clashes
+    from ragrail.outputs import guard_outputs
     from ragrail.reports.machine import to_stdout as out_is_stdout
     from ragrail.reports.terminal import sweep_table
     from ragrail.scoring.case import ScoringOptions
@@ -125,12 +125,8 @@ def sweep(
     project = load_project(config, example)
     cfg = project.config
     chosen = _backend(project, backend, address)  # a missing Ray: exit 2 before any work
-    targets = [
-        (check_writable_output(path, what), path, what)  # before the sweep, not after it
-        for path, what in ((json_path, "--json table"), (csv_path, "--csv table"))
-        if path is not None and not out_is_stdout(path)
-    ]
-    refuse_clashes(targets, project_inputs(project), project.docs)
+    # before the sweep, not after it
+    guard_outputs([(json_path, "--json table"), (csv_path, "--csv table")], project)
     if cfg.system.kind != "pipeline":
         raise InputError(
             "sweep varies the built-in pipeline; this project's system is "

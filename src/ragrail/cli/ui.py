@@ -136,11 +136,3 @@ class Out:
 
         atomic_write_text(path, dumps(data), what)
         self.say(f"Wrote {what} to {path}")
-
-
-def check_json_target(path: Path | None, what: str) -> None:
-    """Refuse (exit 2), before any work, a --json PATH that cannot be written."""
-    if path is not None and not to_stdout(path):
-        from ragrail.fileio import check_writable_output
-
-        check_writable_output(path, what)

@@ -99,7 +99,9 @@ def import_cmd(
         )
     mapping = _mapping(fmt, mappings)
     folder = _docs_folder(docs, config)
-    _check_targets(file, folder, [(golden_out, "golden set"), (outputs_out, "outputs file")], force)
+    _check_targets(
+        file, folder, [(golden_out, "golden set"), (outputs_out, "outputs file")], force, config
+    )
     raw = _read(fmt, file, mapping)
     if golden_out is not None and not raw.labels:
         raise InputError(
@@ -159,15 +161,42 @@ def _docs_folder(docs: Path | None, config: Path | None) -> Path:
 
 
 def _check_targets(
-    source: Path, docs: Path, outputs: list[tuple[Path | None, str]], force: bool
+    source: Path,
+    docs: Path,
+    outputs: list[tuple[Path | None, str]],
+    force: bool,
+    config: Path | None,
 ) -> None:
     """Refuse, before reading anything, an output that exists (without --force), cannot be
-    written, would replace the imported file, lands in the docs folder or is given twice,
-    and a golden set in a format ragrail does not read."""
-    from ragrail.fileio import check_writable_output
+    written, would replace the imported file or anything the project reads or keeps (its
+    golden set and outputs file excepted: making those is what an import is for), lands in
+    the docs folder or is given twice, and a golden set in a format ragrail does not read."""
+    from ragrail.config import CONFIG_NAME
     from ragrail.golden import GOLDEN_SUFFIXES
-    from ragrail.outputs import real, refuse_clashes
+    from ragrail.outputs import guard_outputs, real
 
+    project = None
+    if config is not None or (Path.cwd() / CONFIG_NAME).is_file():
+        from ragrail.app import load_project
+
+        project = load_project(config, None)
+    replaces: list[Path] = []
+    if project is not None:
+        system = project.config.system
+        outputs_file = project.root / system.path if system.kind == "outputs" and system.path else None
+        replaces = [p for p in (project.golden, outputs_file) if p is not None]
+        # each may replace its own kind of file, never the other's
+        crossed = ((outputs[0], outputs_file, "outputs file"), (outputs[1], project.golden, "golden set"))
+        for (path, what), other, name in crossed:
+            if path is not None and other is not None and real(path) == real(other):
+                raise InputError(f"the {what} would overwrite the {name}; nothing was written", str(path))
+    guard_outputs(
+        outputs,
+        project,
+        [(source, "the file being imported")],
+        docs=docs,
+        replaces=replaces,
+    )
     golden = outputs[0][0]
     if golden is not None and golden.suffix.lower() not in GOLDEN_SUFFIXES:
         raise InputError(
@@ -176,11 +205,8 @@ def _check_targets(
             str(golden),
         )
 
-    wanted = [(path, what) for path, what in outputs if path is not None]
-    targets = [(check_writable_output(path, what), path, what) for path, what in wanted]
-    refuse_clashes(targets, {real(source): "the file being imported"}, docs)
-    for target, path, what in targets:
-        if target.exists() and not force:
+    for path, what in outputs:
+        if path is not None and path.exists() and not force:
             raise InputError(f"the {what} already exists; pass --force to replace it", str(path))
 
 
@@ -296,7 +322,9 @@ def export_trec(
     """
     from ragrail.interop.trec import qrels_text, run_text, scored_cases
 
-    files = _check_exports([(run_file, "TREC run"), (qrels, "qrels file")])
+    files = _check_exports(
+        [(run_file, "TREC run"), (qrels, "qrels file")], run_ref, config, example
+    )
     result = load_run_ref(run_ref, config, example)
     judged = scored_cases(result)
     if not judged:
@@ -334,7 +362,7 @@ def export_ragas(run_ref: str, config: Path | None, example: str | None, output:
     """
     from ragrail.interop.ragas import export_text
 
-    files = _check_exports([(output, "RAGAS dataset")])
+    files = _check_exports([(output, "RAGAS dataset")], run_ref, config, example)
     result = load_run_ref(run_ref, config, example)
     _emit(files[0], export_text(result), "RAGAS dataset")
     _say_err(f"wrote {len(result.cases)} samples to {_name(output)}")
@@ -351,24 +379,15 @@ def _say_err(line: str) -> None:
     click.echo(visible(line), err=True)
 
 
-def _check_exports(outputs: list[tuple[Path, str]]) -> list[Path | None]:
+def _check_exports(
+    outputs: list[tuple[Path | None, str]], run_ref: str, config: Path | None, example: str | None
+) -> list[Path | None]:
     """The files to write (None: standard output), checked before any work."""
-    from ragrail.fileio import check_writable_output
-    from ragrail.outputs import refuse_clashes
+    from ragrail.outputs import guard_outputs
 
-    if sum(1 for path, _ in outputs if str(path) == "-") > 1:
-        raise InputError("only one output can go to standard output ('-')")
-    files: list[Path | None] = []
-    targets = []
-    for path, what in outputs:
-        if str(path) == "-":
-            files.append(None)
-            continue
-        target = check_writable_output(path, what)
-        targets.append((target, path, what))
-        files.append(path)
-    refuse_clashes(targets, {}, None)
-    return files
+    project = _project(config, example)
+    reads = [(Path(run_ref), "the results being exported")] if run_ref.endswith(".json") else []
+    return guard_outputs(outputs, project, reads)
 
 
 def _emit(path: Path | None, text: str, what: str) -> None:
@@ -381,9 +400,18 @@ def _emit(path: Path | None, text: str, what: str) -> None:
         atomic_write_text(path, text, what)
 
 
+def _project(config: Path | None, example: str | None) -> Any:  # -> Project | None
+    from ragrail.config import CONFIG_NAME
+
+    if config is not None or example is not None or (Path.cwd() / CONFIG_NAME).is_file():
+        from ragrail.app import load_project
+
+        return load_project(config, example)
+    return None
+
+
 def load_run_ref(ref: str, config: Path | None, example: str | None) -> Any:
     """A run from a results file (a ``.json`` path) or from the project's history."""
-    from ragrail.config import CONFIG_NAME
     from ragrail.fileio import load_json
     from ragrail.results import parse_run
     from ragrail.store.history import History
@@ -398,12 +426,8 @@ def load_run_ref(ref: str, config: Path | None, example: str | None) -> Any:
                 str(path),
             )
         return parse_run(data, path, "results")
-    if config is not None or example is not None or (Path.cwd() / CONFIG_NAME).is_file():
-        from ragrail.app import load_project
-
-        state = load_project(config, example).state_dir
-    else:
-        state = Path.cwd() / ".ragrail"
+    project = _project(config, example)
+    state = project.state_dir if project is not None else Path.cwd() / ".ragrail"
     store_path = state / "history.sqlite"
     if not store_path.is_file():
         raise InputError(
