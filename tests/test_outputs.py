@@ -216,3 +216,24 @@ def test_a_folder_that_takes_no_new_file_is_exit_2_not_3(tmp_path: Path) -> None
         pytest.skip("no /proc here")
     with pytest.raises(InputError, match="takes no new file"):
         guard_outputs([(Path("/proc/x.xml"), "--junit report")], None)
+
+
+def test_an_existing_output_nobody_may_read_is_replaced_not_called_unreadable(
+    project: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """A write replaces the file whole: whether it can be read is no business of an output
+    flag (click's Path type would say 'is not readable')."""
+    target = tmp_path / "write-only.json"
+    target.write_text("old", encoding="utf-8")
+    real_access = os.access
+
+    def access(path, mode, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if mode == os.R_OK and str(path).endswith("write-only.json"):
+            return False
+        return real_access(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert _cli("history", "--json", str(target)) == 0, capsys.readouterr().err
+    assert json.loads(target.read_text(encoding="utf-8"))

@@ -14,6 +14,9 @@ from ragrail.errors import InputError
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 RUN_REFS = {**CONTEXT, "ignore_unknown_options": True}  # so "-1" is a run, not an option
 PATH = click.Path(path_type=Path)
+# An output path is checked by ragrail.outputs.guard_outputs, not by click: click would call
+# an existing file it cannot read "not readable", though a write replaces it whole.
+OUT_PATH = click.Path(path_type=Path, readable=False)
 
 
 class FiniteFloat(click.FloatRange):
@@ -52,7 +55,7 @@ def json_option(what: str) -> Callable[[Any], Any]:
     return click.option(
         "--json",
         "json_path",
-        type=PATH,
+        type=OUT_PATH,
         metavar="PATH|-",
         help=f"Write {what} as JSON to PATH, or to standard output with `--json -`.",
     )

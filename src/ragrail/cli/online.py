@@ -9,6 +9,7 @@ import click
 
 from ragrail.cli.common import (
     CONTEXT,
+    OUT_PATH,
     PATH,
     FiniteFloat,
     history_options,
@@ -47,7 +48,7 @@ from ragrail.errors import EXIT_OK, InputError
     help="Absolute rate difference the power figures are for (default: the observed one).",
 )
 @json_option("the signals")
-@click.option("--html", "html_path", type=PATH, help="Also write the online page as HTML here.")
+@click.option("--html", "html_path", type=OUT_PATH, help="Also write the online page as HTML here.")
 @output_options()
 def online(
     config: Path | None,

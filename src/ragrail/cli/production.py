@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ragrail.cli.common import CONTEXT, PATH
+from ragrail.cli.common import CONTEXT, OUT_PATH, PATH
 from ragrail.cli.logsdb import db_path as log_db_path
 from ragrail.cli.logsdb import logs_project, open_logs
 from ragrail.cli.ui import Out, output_options
@@ -122,7 +122,7 @@ def score_lines(report: Any) -> list[str]:  # report: score.ScoreReport
 @click.command(context_settings=CONTEXT)
 @click.option("-n", "count", type=int, required=True, help="How many conversations to draw.")
 @click.option(
-    "--output", "-o", type=PATH, required=True, help="The labelling file to write (.csv or .jsonl)."
+    "--output", "-o", type=OUT_PATH, required=True, help="The labelling file to write (.csv or .jsonl)."
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the draw.")
 @version_option

@@ -9,6 +9,7 @@ import click
 
 from ragrail.cli.common import (
     CONTEXT,
+    OUT_PATH,
     PATH,
     RUN_REFS,
     check_outputs,
@@ -169,7 +170,7 @@ def diff(
 @click.option(
     "--output",
     "-o",
-    type=PATH,
+    type=OUT_PATH,
     default=Path("report.html"),
     show_default=True,
     help="Where to write the HTML file.",

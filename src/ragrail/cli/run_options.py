@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ragrail.cli.common import FiniteFloat, json_option
+from ragrail.cli.common import OUT_PATH, FiniteFloat, json_option
 
 
 def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -134,6 +134,7 @@ def judge_call_options() -> list[Any]:
 
 def run_options(func: Any) -> Any:
     path = click.Path(path_type=Path)
+    out_path = OUT_PATH
     options = [
         click.option("--config", "-c", type=path, help="Project file (default: ./ragrail.toml)."),
         click.option("--docs", type=path, help="Folder of documents (Markdown, text or HTML)."),
@@ -288,13 +289,13 @@ def run_options(func: Any) -> Any:
         ),
         click.option(
             "--junit",
-            type=path,
+            type=out_path,
             metavar="PATH",
             help="Write JUnit XML: one test case per question (for CI test reports).",
         ),
         click.option(
             "--markdown",
-            type=path,
+            type=out_path,
             metavar="PATH",
             help="Write a Markdown summary, regressions first (PR comment, job summary).",
         ),

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ragrail.cli.common import CONTEXT, load_project
+from ragrail.cli.common import CONTEXT, OUT_PATH, load_project
 from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK, InputError
 
@@ -70,14 +70,14 @@ def _score_list(ctx: Any, param: Any, value: str | None) -> list[float] | None:
 @click.option(
     "--json",
     "json_path",
-    type=click.Path(path_type=Path),
+    type=OUT_PATH,
     metavar="PATH|-",
     help="Where to write the table as JSON (default: .ragrail/sweep.json; -: standard output).",
 )
 @click.option(
     "--csv",
     "csv_path",
-    type=click.Path(path_type=Path),
+    type=OUT_PATH,
     help="Where to write the table as CSV (default: .ragrail/sweep.csv).",
 )
 @click.option(

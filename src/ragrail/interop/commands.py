@@ -18,6 +18,8 @@ import click
 from ragrail.errors import InputError, SystemFailure
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+# output paths: existing files are replaced whole, so click must not ask to read them
+OUT_PATH = click.Path(path_type=Path, readable=False)
 FORMATS = ("ragas", "hf", "deepeval", "promptfoo", "openinference")
 
 
@@ -36,13 +38,13 @@ def _say(line: str = "") -> None:
 @click.option(
     "--golden",
     "golden_out",
-    type=click.Path(path_type=Path),
+    type=OUT_PATH,
     help="Write the labelled cases as a golden set here (.json, .jsonl, .yaml or .csv).",
 )
 @click.option(
     "--outputs",
     "outputs_out",
-    type=click.Path(path_type=Path),
+    type=OUT_PATH,
     help='Write the answers and retrieved contexts here, for [system] kind = "outputs" (JSON Lines).',
 )
 @click.option(
@@ -298,14 +300,14 @@ def _with(options: list[Callable[..., Any]]) -> Callable[..., Any]:
 @_with(run_options)
 @click.option(
     "--run-file",
-    type=click.Path(path_type=Path),
+    type=OUT_PATH,
     default=Path("run.trec"),
     show_default=True,
     help="Where to write the TREC run ('-': standard output).",
 )
 @click.option(
     "--qrels",
-    type=click.Path(path_type=Path),
+    type=OUT_PATH,
     default=Path("qrels.trec"),
     show_default=True,
     help="Where to write the qrels ('-': standard output).",
@@ -349,7 +351,7 @@ def export_trec(
 @click.option(
     "-o",
     "--output",
-    type=click.Path(path_type=Path),
+    type=OUT_PATH,
     default=Path("ragas.jsonl"),
     show_default=True,
     help="Where to write the JSONL ('-': standard output).",
