@@ -175,3 +175,19 @@ def test_no_non_ascii_small_talk_word_has_an_ascii_term_in_any_language():
         assert not [t for t in terms(others, language) if t.isascii()], language
         ascii_terms = {t for t in _small_talk(language) if t.isascii()}
         assert ascii_terms == set(_ascii_small_talk(language)), language
+
+
+def test_ascii_offsets_agree_with_the_character_walk() -> None:
+    """The report's per-word offsets for plain ASCII equal the per-character walk's, white
+    space of every kind and at either end included."""
+    import random
+    import string
+
+    from ragrail.scoring.matching import _ascii_with_offsets, _folded_with_offsets
+
+    rng = random.Random(7)
+    alphabet = string.ascii_letters + string.digits + " \t\n\r\x0b\x0c\x1c.,;:!?-'\""
+    texts = ["", " ", "  a  ", "A\tB\n\nC", "Reset  it IN 30 days. "]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(2000)]
+    for text in texts:
+        assert _ascii_with_offsets(text) == _folded_with_offsets(text), repr(text)

@@ -175,6 +175,12 @@ def diff(
     show_default=True,
     help="Where to write the HTML file.",
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Keep every passing question's chunk texts, prompt and claims, however many "
+    "questions (above 2,000 they are left out to keep the page light).",
+)
 @output_options()
 def report(
     run_ref: str,
@@ -183,6 +189,7 @@ def report(
     from_json: Path | None,
     baseline: Path | None,
     output: Path,
+    full: bool,
 ) -> int:
     """Write a self-contained HTML report of a run (default: the latest recorded).
 
@@ -204,7 +211,7 @@ def report(
         base_path = project.baseline
     base = load_baseline(base_path) if base_path is not None and base_path.is_file() else None
     result_diff = compare(run, base) if base is not None else None
-    atomic_write_text(output, html_report(run, result_diff, history_rows), "report")
+    atomic_write_text(output, html_report(run, result_diff, history_rows, full=full), "report")
     Out().verdict(f"Wrote {output} ({output.stat().st_size:,} bytes): open it in a browser")
     return EXIT_OK
 

@@ -244,7 +244,16 @@ def _chart(title: str, key: str, history: Sequence[RunRow], as_pct: bool = True)
     )
 
 
-def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str]) -> str:
+# Above this many questions a passing question's drill-down leaves out what its reader
+# rarely needs (chunk texts, prompt, claims): 20,000 questions in full made 63 MB.
+FULL_DETAIL_UP_TO = 2_000
+BRIEF_NOTE = (
+    f"<p class='muted'>A passing question's chunk texts, prompt and claims are left out above "
+    f"{FULL_DETAIL_UP_TO:,} questions; <code>ragrail report --full</code> keeps them.</p>"
+)
+
+
+def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str], brief: bool = False) -> str:
     status = "error" if case.errored else ("pass" if case.answer_pass is not False else "fail")
     retrieval = (
         "-"
@@ -270,14 +279,15 @@ def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str]) -> str:
         if case.id in worse_ids
         else (" <span class='fixed'>fixed</span>" if case.id in fixed_ids else "")
     )
+    brief = brief and status == "pass" and case.id not in worse_ids and case.id not in fixed_ids
     chunks = []
     for c in case.trace.retrieved:
         relevant = c.source in case.sources and any(contains(f, c.text) for f in case.facts)
+        text = "" if brief else f"<div class='text'>{highlight(c.text, case.facts)}</div>"
         chunks.append(
             f"<div class='chunk{' relevant' if relevant else ''}' data-rank='{c.rank}' data-chunk='{escape(c.id)}'>"
             f"<div class='meta'>#{c.rank} <b>{escape(c.id)}</b> score {c.score:.3f}"
-            f"{' (source article)' if c.source in case.sources else ''}</div>"
-            f"<div class='text'>{highlight(c.text, case.facts)}</div></div>"
+            f"{' (source article)' if c.source in case.sources else ''}</div>{text}</div>"
         )
     claims = "".join(
         f"<li class='{'supported' if cl.supported else 'unsupported'}'>{'&#10003;' if cl.supported else '&#10007;'} "
@@ -303,11 +313,11 @@ def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str]) -> str:
         + ("".join(chunks) or "<p class='muted'>nothing retrieved</p>"),
         f"<h4>Where the missed facts are</h4><ul>{missed}</ul>" if missed else "",
         f"<h4>Prompt</h4><pre class='prompt'>{escape(case.trace.prompt)}</pre>"
-        if case.trace.prompt
+        if case.trace.prompt and not brief
         else "",
         f"<h4>Answer</h4><pre class='answer'>{highlight(case.trace.answer or '', case.facts)}</pre>",
         _citations_html(case),
-        f"<h4>Claims</h4><ul class='claims'>{claims}</ul>" if claims else "",
+        f"<h4>Claims</h4><ul class='claims'>{claims}</ul>" if claims and not brief else "",
         _judge_html(case),
         f"<h4>Checks</h4><ul>{''.join(f'<li class=fail>{escape(p)}</li>' for p in case.problems) or '<li class=pass>all passed</li>'}</ul>",
     ]
@@ -368,9 +378,16 @@ def _judge_html(case: CaseResult) -> str:
     return "".join(parts)
 
 
-def html_report(run: RunResult, diff: Diff | None = None, history: Sequence[RunRow] = ()) -> str:
+def html_report(
+    run: RunResult,
+    diff: Diff | None = None,
+    history: Sequence[RunRow] = (),
+    full: bool = False,
+) -> str:
+    """The report page. ``full``: every question's drill-down whole, however many."""
     from ragrail.reports.judged import judge_html
 
+    brief = not full and len(run.cases) > FULL_DETAIL_UP_TO
     c = run.config
     worse_ids = {ch.case_id for ch in diff.worse} if diff else set()
     fixed_ids = {ch.case_id for ch in diff.fixed} if diff else set()
@@ -420,8 +437,9 @@ def html_report(run: RunResult, diff: Diff | None = None, history: Sequence[RunR
         + "".join(f"<option>{escape(x)}</option>" for x in tags)
         + "</select></label>"
         "<span id='shown-count' class='muted'></span></div>",
+        BRIEF_NOTE if brief else "",
         "<div id='cases'>"
-        + "".join(_case(case, worse_ids, fixed_ids) for case in run.cases)
+        + "".join(_case(case, worse_ids, fixed_ids, brief) for case in run.cases)
         + "</div>",
         f"<script>{SCRIPT}</script></body></html>",
     ]

@@ -297,6 +297,13 @@ def normalise_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
     characters) that follow it, so the result equals :func:`normalise` for all but
     conjoining Hangul Jamo, which NFKC composes across characters.
     """
+    if text.isascii() and not ("*" in text or "_" in text or "`" in text):
+        return _ascii_with_offsets(text)
+    return _folded_with_offsets(text)
+
+
+def _folded_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
+    """normalise_with_offsets() character by character: any text."""
     chars: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -307,9 +314,13 @@ def normalise_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
             i += 1
             continue
         j = i + 1
-        while j < n and (text[j] in ZERO_WIDTH or unicodedata.category(text[j])[0] == "M"):
+        while j < n and text[j] >= "\x80" and (
+            text[j] in ZERO_WIDTH or unicodedata.category(text[j])[0] == "M"
+        ):
             j += 1
-        for ch in _fold(text[i:j]):
+        # an ASCII character alone folds to its lower case: no Unicode tables to consult
+        piece = text[i].lower() if j == i + 1 and text[i] < "\x80" else _fold(text[i:j])
+        for ch in piece:
             if ch.isspace():
                 if chars and chars[-1] == " ":
                     ends[-1] = j
@@ -326,9 +337,34 @@ def normalise_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
     return "".join(chars), starts, ends
 
 
+_NON_SPACE = re.compile(r"\S+")
+
+
+def _ascii_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
+    """normalise_with_offsets() for ASCII text without markup: each character folds to
+    itself in lower case and each run of white space to one space spanning the run, so the
+    offsets come per word instead of per character (reports highlight thousands of chunks)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    words: list[str] = []
+    for m in _NON_SPACE.finditer(text):
+        a, b = m.span()
+        if words:  # the space standing for the run since the previous word
+            starts.append(ends[-1])
+            ends.append(a)
+        starts.extend(range(a, b))
+        ends.extend(range(a + 1, b + 1))
+        words.append(m.group(0))
+    return " ".join(words).lower(), starts, ends
+
+
 def original_spans(facts: Iterable[str], text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` (as given, not normalised) where any of the facts is found,
     sorted, overlaps left out (the earlier span wins)."""
+    facts = list(facts)
+    plain = normalise(text)
+    if not any(find_all(fact, plain) for fact in facts):
+        return []  # most chunks hold no fact: skip the per-character offsets
     norm, starts, ends = normalise_with_offsets(text)
     found = sorted((starts[a], ends[b - 1]) for fact in facts for a, b in find_all(fact, norm))
     out: list[tuple[int, int]] = []
