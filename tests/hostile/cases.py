@@ -215,6 +215,37 @@ def ingested(p: Path) -> None:
         ingest([log], LogsConfig(), store, workers=1)
 
 
+def ingested_then(sql: str) -> Setup:
+    """``ingested``, then one SQL statement on its database: rows as an older ragrail left
+    them (ingest itself no longer stores such rows)."""
+
+    def setup(p: Path) -> None:
+        import sqlite3
+
+        ingested(p)
+        db = sqlite3.connect(p / ".ragrail" / "logs.sqlite")
+        with db:
+            db.execute(sql)
+        db.close()
+
+    return setup
+
+
+def reply_cache(p: Path) -> None:
+    """The project's reply cache, .ragrail/cache.sqlite: a SQLite file in WAL mode."""
+    from ragrail.calls.cache import ResponseCache
+
+    ResponseCache(p / ".ragrail" / "cache.sqlite").close()
+
+
+# c1's time as an ISO time with an offset before year 1 was stored by an older ragrail
+TIME_BEFORE_YEAR_1 = ingested_then("UPDATE conversations SET at = -62135600400 WHERE id = 'c1'")
+# line 3 of 51 opens a quote that never closes
+CSV_QUOTE_LEFT_OPEN = "id,timestamp,question,answer\n" + "".join(
+    f"c{i},1704067200,q{i},a{i}\n" for i in range(1, 51)
+).replace("c2,1704067200,q2,", 'c2,1704067200,"never closed,')
+
+
 def symlink(name: str, to: str) -> Setup:
     def setup(p: Path) -> None:
         (p / name).symlink_to(to)
@@ -724,4 +755,15 @@ CASES: list[Hostile] = [
     Hostile("run-junit-over-ingested-export", USAGE, ingested, args=("run", "--junit", "log.jsonl"), says="would overwrite an ingested log export"),
     Hostile("run-json-over-any-sqlite-database", USAGE, lambda p: __import__("sqlite3").connect(p / "mine.db").execute("CREATE TABLE t (x)").connection.commit(), args=("run", "--json", "mine.db"), says="would overwrite a SQLite database"),
     Hostile("run-junit-in-proc-is-2", USAGE, args=("run", "--junit", "/proc/x.xml"), says="takes no new file"),
+    # issue 29: logs and online
+    Hostile("logs-ingest-csv-quote-left-open-loses-no-row", OK, write("log.csv", CSV_QUOTE_LEFT_OPEN), args=("logs", "ingest", "log.csv"), says="lines 4-51 were read again as rows"),
+    Hostile("logs-ingest-iso-time-before-year-1-is-a-bad-row", OK, write("log.jsonl", LOG_ROW % (1, 1, 1) + '{"id": "c2", "timestamp": "0001-01-01T00:00:00+01:00", "question": "q", "answer": "a"}\n'), args=("logs", "ingest", "log.jsonl"), says="timestamp: out of range for a date"),
+    Hostile("online-time-before-year-1-stored-earlier-left-out", OK, TIME_BEFORE_YEAR_1, args=("online",), says="1 conversation(s) left out (first: 'c1')"),
+    Hostile("sample-time-before-year-1-stored-earlier-left-out", OK, TIME_BEFORE_YEAR_1, args=("sample", "-n", "3", "-o", "s.csv"), says="left out (first: 'c1')"),
+    Hostile("logs-score-time-before-year-1-stored-earlier-left-out", OK, TIME_BEFORE_YEAR_1, args=("logs", "score"), says="left out (first: 'c1')"),
+    Hostile("add-from-log-time-before-year-1-stored-earlier", USAGE, TIME_BEFORE_YEAR_1, args=("add", "--from-log", "c1"), says="'c1' cannot be used: its time is not a date"),
+    Hostile("logs-score-unknown-version", USAGE, ingested, args=("logs", "score", "--version", "v7"), says="(versions: v0, v1)"),
+    Hostile("sample-unknown-version-writes-nothing", USAGE, ingested, args=("sample", "-n", "3", "-o", "s.csv", "--version", "v7"), says="(versions: v0, v1)"),
+    Hostile("logs-ingest-db-is-the-reply-cache", USAGE, both(write("log.jsonl", LOG_ROW % (1, 1, 1)), reply_cache), args=("logs", "ingest", "log.jsonl", "--db", ".ragrail/cache.sqlite"), says="not a ragrail log database"),
+    Hostile("logs-score-judge-unreachable", FAILURE, both(ingested_then("""UPDATE conversations SET contexts = '[["x#1","x","a"]]'"""), config_add('[judge]\nprovider = "anthropic"\nbase_url = "http://127.0.0.1:9"\nmax_retries = 0')), args=("logs", "score", "--judge-sample", "5"), env={"ANTHROPIC_API_KEY": "sk-test"}, says="the judge failed on 5 conversation(s)"),
 ]

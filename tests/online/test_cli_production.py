@@ -213,3 +213,50 @@ def test_logs_score_judge_sample_through_the_fake_server(cli, project, monkeypat
     with LogStore(project / ".ragrail" / "logs.sqlite", create=False) as store:
         assert store.get("conv-42").flags == ("unfaithful", "judge:unfaithful")
         assert store.get("ok-v2-00").flags == ()
+
+
+def test_logs_score_with_the_judge_unreachable_is_exit_3(cli, project, monkeypatch):
+    """Issue 29: every judge call failed, and `logs score` said "0 judged", exit 0."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    config = project / "ragrail.toml"
+    config.write_text(
+        config.read_text()
+        + '\n[judge]\nprovider = "anthropic"\nbase_url = "http://127.0.0.1:9"\nmax_retries = 0\n'
+    )
+    r = cli("logs", "score", "--judge-sample", "5", cwd=project)
+    assert r.code == 3, r.err
+    [reason] = [line for line in r.err.splitlines() if line.startswith("ragrail: the judge")]
+    assert "failed on 5 conversation(s)" in reason and "connection failed" in reason
+    with LogStore(project / ".ragrail" / "logs.sqlite", create=False) as store:
+        assert store.get("conv-42").flags == ("unfaithful",)  # the label-free ones, no judge's
+
+
+@pytest.mark.parametrize(
+    "args", [("logs", "score"), ("sample", "-n", "3", "-o", "s.csv"), ("online",)]
+)
+def test_an_unknown_version_is_exit_2_naming_the_known_ones(cli, project, args):
+    """Issue 29: `logs score` and `sample` (a header-only file) exited 0, `online` 2."""
+    db = project / ".ragrail" / "logs.sqlite"
+    before = db.read_bytes()
+    r = cli(*args, "--version", "v9", cwd=project)
+    assert r.code == 2, r.err
+    assert "no conversations of version 'v9' (versions: v2)" in r.err
+    assert db.read_bytes() == before and not (project / "s.csv").exists()
+
+
+def test_a_cell_with_a_bare_cr_reads_back_as_one_cell(cli, project):
+    """Issue 29: `sample -o x.csv` wrote it unquoted; read back, 3 rows became 6, one cell
+    opening with an unneutralised formula."""
+    from dataclasses import replace
+
+    with LogStore(project / ".ragrail" / "logs.sqlite") as store:
+        store.add([replace(c, question=f"ok {c.id}\r=1+2*3") for c in others(3, "cr")])
+    r = cli("sample", "-n", "3", "-o", "x.csv", "--version", "cr", cwd=project)
+    assert r.code == 0, r.err
+    with (project / "x.csv").open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 3
+    assert sorted(row["question"] for row in rows) == [
+        f"ok ok-cr-{i:02}\r=1+2*3" for i in range(3)
+    ]
+    assert all(row["id"].startswith("ok-cr-") for row in rows)

@@ -473,3 +473,88 @@ def test_the_workers_stored_row_is_the_row_of_the_conversation() -> None:
     mapper = RowMapper(LogsConfig())
     for shape in shapes * 2:  # the second pass reads passages from the memo
         assert mapper.stored_row(shape) == to_row(mapper.conversation(shape)), shape["id"]
+
+
+def _csv_log(path: Path, rows: list[str]) -> Path:
+    path.write_text("id,timestamp,question,answer\n" + "".join(r + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("broken", "says"),
+    [
+        ('c2,1704067200,"an open quote,a2', "never closed"),  # read to the end of the file
+        ('c2,1704067200,q2,"an open quote', "never closed"),  # ... into a row that parses
+        ('c2,1704067200,"an open quote,a2', "expected after"),  # closed by row 9's quote
+    ],
+    ids=["to-the-end", "to-the-end-in-the-last-cell", "closed-rows-later"],
+)
+def test_a_quote_left_open_loses_no_row_after_it(tmp_path: Path, broken: str, says: str) -> None:
+    """Issue 29: line 3 of 51 opened a quote, the 48 good rows after it went into its cell
+    (or its bad row), neither stored nor counted: "2 lines: 1 added, 1 bad", exit 0."""
+    rows = [f"c{i},1704067200,q{i},a{i}" for i in range(1, 51)]
+    rows[1] = broken
+    if says == "expected after":
+        rows[8] = 'c9,1704067200,"q9, quoted",a9'
+    report, stored = run([_csv_log(tmp_path / "log.csv", rows)])
+    assert (report.lines, report.added, report.bad) == (50, 49, 1)
+    assert sorted(stored) == sorted(f"c{i}" for i in range(1, 51) if i != 2)
+    assert stored["c3"].question == "q3" and stored["c50"].answer == "a50"
+    assert stored["c9"].question == ("q9, quoted" if says == "expected after" else "q9")
+    bad = report.first_bad[0]
+    assert (bad.line, bad.field) == (3, "-")
+    assert says in bad.reason and "lines 4-" in bad.reason
+
+
+def test_a_quoted_cell_over_lines_is_still_one_cell(tmp_path: Path) -> None:
+    log = _csv_log(tmp_path / "log.csv", ['c1,1,"two\r\nlines, one cell",a1', "c2,1,q2,a2"])
+    report, stored = run([log])
+    assert (report.lines, report.added, report.bad) == (2, 2, 0)
+    assert stored["c1"].question == "two\r\nlines, one cell"
+
+
+def test_a_quote_closed_mid_cell_is_a_bad_row_not_a_guess(tmp_path: Path) -> None:
+    # '"a"b' was stored as "ab": which of the two the log meant, nobody can say
+    log = _csv_log(tmp_path / "log.csv", ['c1,1,"a"b,a1', "c2,1,q2,a2"])
+    report, stored = run([log])
+    assert sorted(stored) == ["c2"]
+    assert [(b.line, b.field) for b in report.first_bad] == [(2, "-")]
+
+
+def test_a_duplicate_column_among_fifty_thousand_is_named(tmp_path: Path) -> None:
+    """Issue 29: the duplicate check counted each column's copies in the whole header
+    (61 s for 50,004 columns); the first duplicate in sorted order is still the one named."""
+    extra = [f"x{i}" for i in range(50_000)]
+    extra[40_000] = "x7"
+    extra[30_000] = "x12"  # sorts before "x7": named first
+    log = tmp_path / "wide.csv"
+    header = ["id", "timestamp", "question", "answer", *extra]
+    log.write_text(",".join(header) + "\n" + ",".join(["c1", "1", "q", "a"] + [""] * 50_000))
+    with pytest.raises(InputError, match="column 'x12' appears twice") as exc:
+        check_inputs([log], LogsConfig())
+    assert exc.value.where == f"{log}:1"
+
+
+@pytest.mark.parametrize(
+    "when",
+    ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "0001-01-01 00:30:00+00:45"],
+)
+def test_an_iso_time_outside_years_1_to_9999_in_utc_is_a_bad_row(
+    tmp_path: Path, when: str
+) -> None:
+    """Issue 29: the range check covered numbers only; an ISO time whose offset took it to
+    year 0 was stored, then broke `ragrail online` for the whole database."""
+    turns = [{"question": "and?", "timestamp": when}]
+    lines = [row(1), row(2, timestamp=when), row(3, turns=turns)]
+    report, stored = run([write_jsonl(tmp_path / "log.jsonl", lines)])
+    assert sorted(stored) == ["c1"]
+    assert [(b.line, b.field) for b in report.first_bad] == [
+        (2, "timestamp"), (3, "turns.0.timestamp"),
+    ]  # fmt: skip
+    assert all("out of range for a date" in b.reason for b in report.first_bad)
+
+
+def test_the_first_and_last_moments_of_the_calendar_are_kept(tmp_path: Path) -> None:
+    lines = [row(1, timestamp="0001-01-01T00:00:00Z"), row(2, timestamp="9999-12-31T23:59:59Z")]
+    report, stored = run([write_jsonl(tmp_path / "log.jsonl", lines)])
+    assert report.added == 2 and stored["c2"].at == 253_402_300_799.0

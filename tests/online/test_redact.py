@@ -29,6 +29,12 @@ TABLE = [
     ("4111111111111111", "[card]"),
     ("5500-0000-0000-0004 expired", "[card] expired"),
     ("amex 3782 822463 10005", "amex [card]"),
+    # followed by more digits (issue 29): the security code, the expiry, a count
+    ("card 4111 1111 1111 1111 123", "card [card] 123"),
+    ("4111-1111-1111-1111 12/27 123", "[card] 12/27 123"),
+    ("pay with 5500 0000 0000 0004 2 times", "pay with [card] 2 times"),
+    ("amex 3782 822463 10005 7", "amex [card] 7"),
+    ("4111 1111 1111 1111 030 1234567", "[card] [phone]"),
     # not personal data: must survive exactly
     ("order 12345 shipped", "order 12345 shipped"),
     ("Order #4111111111111111 confirmed", "Order #4111111111111111 confirmed"),
@@ -46,6 +52,9 @@ TABLE = [
     ("version 10.2.1234567 released", None),
     ("ISBN 978-3-16-148410-0", None),
     ("4111 1111 1111 1112 fails Luhn", None),  # 16 digits, not Luhn: a reference, kept
+    ("4111 1111 1111 1112 3", None),  # no card at the head either
+    ("Order #4111 1111 1111 1111 123", None),  # the label covers what follows it
+    ("see 41111111111111111234 above", None),  # no gap: 20 digits, not a card and more
     ("Die Rückerstattung dauert 14 Tage. 返金は14日以内です。", None),
     ("", None),
     # glued to a script written without spaces: still a number (issue 14 hostile test)

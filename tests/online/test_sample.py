@@ -130,7 +130,7 @@ def test_the_jsonl_rows_hold_the_contexts_as_a_list():
 
 
 def test_an_empty_sample_is_a_header_only_csv():
-    assert "".join(render([], ".csv")) == ",".join(COLUMNS) + "\n"
+    assert "".join(render([], ".csv")) == ",".join(COLUMNS) + "\r\n"
 
 
 def test_iso_date_is_utc():
@@ -158,3 +158,23 @@ def test_csv_cells_that_open_like_a_formula_are_made_inert(cell: str, written: s
     assert (got["question"], got["answer"]) == (written, written)
     jsonl = json.loads("".join(render(sample, ".jsonl")))
     assert jsonl["question"] == cell  # JSON Lines is not opened by spreadsheets: unchanged
+
+
+def test_cells_with_line_breaks_read_back_as_the_cells_written():
+    """Issue 29: a bare CR went out unquoted; read back, 3 rows became 6 and a cell opened
+    with an unneutralised formula."""
+    from dataclasses import replace
+
+    texts = ["before\r=1+2*3", "a\r\nb\nc\rd", "\n=HYPERLINK(1)", "\r@SUM(A1)"]
+    convs = [replace(conv(i), question=t, answer=t[::-1]) for i, t in enumerate(texts[:3])]
+    convs[2] = replace(convs[2], answer=texts[3])
+    written = "".join(render(draw(convs, 3, 0, set()), ".csv"))
+    rows = list(csv.reader(io.StringIO(written, newline="")))
+    assert len(rows) == 4
+    got = {r[0]: dict(zip(rows[0], r, strict=True)) for r in rows[1:]}
+    assert got["c0000"]["question"] == "before\r=1+2*3"
+    assert got["c0001"]["question"] == "a\r\nb\nc\rd"
+    assert got["c0002"]["question"] == "'\n=HYPERLINK(1)"
+    assert got["c0002"]["answer"] == "'\r@SUM(A1)"
+    for row in rows:
+        assert not any(cell.startswith(("=", "+", "-", "@", "\t", "\r", "\n")) for cell in row)

@@ -107,3 +107,68 @@ def test_a_path_through_a_file_or_a_folder_is_an_input_error(tmp_path: Path) -> 
     with pytest.raises(InputError, match="is a file"):
         LogStore(tmp_path / "file" / "logs.sqlite")
     assert (tmp_path / "file").read_text(encoding="utf-8") == "x"
+
+
+# Times an older ragrail stored: an ISO time whose offset took it past year 1 or 9999
+BEFORE_YEAR_1, AFTER_YEAR_9999 = -62_135_600_400.0, 253_402_304_399.0
+
+
+def test_a_time_that_is_not_a_date_is_left_out_with_one_warning(tmp_path: Path) -> None:
+    """Issue 29: one such row made `online` exit 3 ("year 0 is out of range") for the
+    whole database."""
+    with LogStore(tmp_path / "logs.sqlite") as store:
+        store.add(
+            [_conv("ok", 5.0), _conv("zz-early", BEFORE_YEAR_1), _conv("late", AFTER_YEAR_9999)]
+        )
+        left_out = r"2 conversation\(s\) left out \(first: 'late'\)"
+        with pytest.warns(UserWarning, match=left_out) as seen:
+            assert [c.id for c in store.conversations()] == ["ok"]
+            assert [c.id for c in store.conversations("v1")] == ["ok"]
+        assert len(seen) == 1  # once per database opened, not once per pass over it
+        assert store.out_of_range() == (2, "late")
+        with pytest.raises(InputError, match="'late' cannot be used: its time is not a date"):
+            store.get("late")
+        assert store.get("ok") is not None
+
+
+def test_the_first_and_last_dates_are_not_left_out(tmp_path: Path) -> None:
+    from ragrail.online.store import MAX_AT, MIN_AT
+
+    with LogStore(tmp_path / "logs.sqlite") as store:
+        store.add([_conv("first", MIN_AT), _conv("last", MAX_AT)])
+        assert [c.id for c in store.conversations()] == ["first", "last"]
+        assert store.out_of_range() == (0, "")
+
+
+def test_a_pass_left_unfinished_is_quiet_after_close(tmp_path: Path, monkeypatch) -> None:
+    """Closing the database before a generator over it was finished made Python print
+    "Exception ignored ... Traceback" when the generator was collected."""
+    import gc
+    import sys
+
+    reported: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)
+    store = LogStore(tmp_path / "logs.sqlite")
+    store.add([_conv("a"), _conv("b")])
+    rows = store.conversations()
+    next(rows)
+    store.close()
+    del rows
+    gc.collect()
+    assert reported == []
+
+
+def test_another_sqlite_file_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """Issue 29: `logs ingest --db .ragrail/cache.sqlite` exited 3 ("no such table") and
+    switched the reply cache's journal mode on the way."""
+    from ragrail.calls.cache import ResponseCache
+
+    path = tmp_path / "cache.sqlite"
+    ResponseCache(path).close()
+    before = path.read_bytes()
+    for create in (True, False):
+        with pytest.raises(InputError, match="not a ragrail log database") as exc:
+            LogStore(path, create=create)
+        assert exc.value.where == str(path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache.sqlite"]

@@ -34,3 +34,15 @@ def open_logs(project: Any, db: Path | None) -> Any:  # -> store.LogStore
     from ragrail.online.store import LogStore
 
     return LogStore(db_path(project, db), create=False)
+
+
+def check_versions(asked: list[str], known: list[str]) -> None:
+    """Exit 2 naming an asked-for version the log does not have, with the ones it has: an
+    unknown version would otherwise select nothing and pass for an empty log."""
+    from ragrail.errors import InputError
+    from ragrail.reports.text import visible
+
+    for name in asked:
+        if name not in known:
+            listed = ", ".join(visible(v) for v in known) or "none"
+            raise InputError(f"no conversations of version {visible(name)!r} (versions: {listed})")

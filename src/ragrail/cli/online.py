@@ -16,8 +16,8 @@ from ragrail.cli.common import (
     json_option,
     with_options,
 )
+from ragrail.cli.logsdb import check_versions, logs_project
 from ragrail.cli.logsdb import db_path as log_db_path
-from ragrail.cli.logsdb import logs_project
 from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK, InputError
 
@@ -98,7 +98,7 @@ def online(
     store = LogStore(db_path, create=False)
     try:
         known = store.versions()
-        _check_versions([*versions, *(compare or ())], known)
+        check_versions([*versions, *(compare or ())], known)
         reasked = reasked_ids(store.conversations(), logs.reask_minutes, logs.reask_similarity)
         periods = compute_signals(
             store.conversations(),
@@ -137,13 +137,3 @@ def online(
         out.say(report.ab_text(result))
     out.verdict(report.verdict_line(periods, result))
     return EXIT_OK
-
-
-def _check_versions(asked: list[str], known: list[str]) -> None:
-    """Exit 2 naming an asked-for version the log does not have, with the ones it has."""
-    from ragrail.reports.text import visible
-
-    for name in asked:
-        if name not in known:
-            listed = ", ".join(visible(v) for v in known) or "none"
-            raise InputError(f"no conversations of version {visible(name)!r} (versions: {listed})")

@@ -9,10 +9,10 @@ from typing import Any
 import click
 
 from ragrail.cli.common import CONTEXT, OUT_PATH, PATH
+from ragrail.cli.logsdb import check_versions, logs_project, open_logs
 from ragrail.cli.logsdb import db_path as log_db_path
-from ragrail.cli.logsdb import logs_project, open_logs
 from ragrail.cli.ui import Out, output_options
-from ragrail.errors import EXIT_OK, InputError
+from ragrail.errors import EXIT_OK, EXIT_SYSTEM, InputError
 
 config_option = click.option("--config", "-c", type=PATH, help="Project file.")
 db_option = click.option(
@@ -76,6 +76,8 @@ def score_cmd(
         judge = build_judge(project, cfg)
     out = Out()
     with open_logs(project, db) as store:
+        if version is not None:
+            check_versions([version], store.versions())
         report = score_logs(store, scoring_options(project), version, flagger=flagger)
         if judge is not None:
             from ragrail.online.score import judge_sample as run_judge
@@ -88,6 +90,15 @@ def score_cmd(
         f"logs score: {report.total:,} conversation(s) scored, {report.flagged:,} flagged"
         f"{judged}; flags of {report.changed:,} changed"
     )
+    if report.judge_failed:
+        from ragrail.reports.text import visible
+
+        click.echo(
+            f"ragrail: the judge failed on {report.judge_failed:,} conversation(s) (first: "
+            f"{visible(report.judge_error)}); their flags were left as they were; exit 3",
+            err=True,
+        )
+        return EXIT_SYSTEM
     return EXIT_OK
 
 
@@ -170,6 +181,8 @@ def sample(
         )
     logs = project.config.logs
     with open_logs(project, db) as store:
+        if version is not None:  # else an empty labelling file, as if the log were empty
+            check_versions([version], store.versions())
         reasked = reasked_ids(
             store.conversations(version), logs.reask_minutes, logs.reask_similarity
         )

@@ -12,9 +12,11 @@ from __future__ import annotations
 import csv
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from ragrail.config import LogsConfig
 from ragrail.errors import InputError, SystemFailure
@@ -110,13 +112,18 @@ class _Reader:
         except OSError as exc:
             raise SystemFailure(f"reading {self.path}: {exc.strerror or exc}") from None
 
-    def _csv(self, fh: Iterable[bytes]) -> Iterator[Conversation | BadRow]:
+    def _csv(self, fh: BinaryIO) -> Iterator[Conversation | BadRow]:
         # the limit is process-wide: set this reader's own, whatever another reader set
         csv.field_size_limit(CSV_MAX_CELL)
         undecodable: set[int] = set()
+        # [the line after the first of the record being read, that line's byte offset]:
+        # where reading starts again when the record proves broken
+        again = [0, 0]
 
-        def lines() -> Iterator[str]:
-            for lineno, raw in enumerate(fh, start=1):
+        def lines(first: int) -> Iterator[str]:
+            for lineno, raw in enumerate(fh, start=first):
+                if lineno == again[0]:
+                    again[1] = self.pos
                 self.pos += len(raw)
                 if lineno == 1:
                     raw = raw.removeprefix(_BOM)
@@ -126,7 +133,10 @@ class _Reader:
                     undecodable.add(lineno)
                     yield raw.decode("utf-8", "replace")
 
-        reader = csv.reader(lines())
+        # strict: a quote closed in the middle of a cell ('"a"b') is an error, not a guess.
+        # It is also how a quote left open shows: it swallows the lines after it until
+        # another quote closes it, mid-cell, or the file ends.
+        reader = csv.reader(lines(1), strict=True)
         name = self.name
         try:
             header = next(reader, None)
@@ -135,34 +145,57 @@ class _Reader:
         if header is None:
             return
         self.header = header
+        base = 0  # the line before the one this reader started on
         end = reader.line_num
         while True:
+            start = end + 1
+            again[0] = start + 1
+            bad: str | None = None
             try:
                 record = next(reader)
             except StopIteration:
                 return
             except csv.Error as exc:
-                yield BadRow(name, end + 1, "-", f"invalid CSV ({exc})")
-                end = reader.line_num
-                continue
-            start, end = end + 1, reader.line_num
-            if not any(record):
-                continue
-            if undecodable and any(n in undecodable for n in range(start, end + 1)):
-                yield BadRow(name, start, "-", "not UTF-8 text")
-            elif len(record) != len(header):
-                yield BadRow(
-                    name, start, "-", f"{len(record)} cells where the header has {len(header)}"
+                record = []
+                bad = (
+                    "a quote opened in this row is never closed"
+                    if "unexpected end of data" in str(exc)
+                    else f"invalid CSV ({exc})"
                 )
-            else:
-                yield self._map(dict(zip(header, record, strict=True)), start)
+            end = base + reader.line_num
+            if bad is None:
+                if not any(record):
+                    continue
+                if undecodable and any(n in undecodable for n in range(start, end + 1)):
+                    yield BadRow(name, start, "-", "not UTF-8 text")
+                    continue
+                if len(record) == len(header):
+                    yield self._map(dict(zip(header, record, strict=True)), start)
+                    continue
+                bad = f"{len(record)} cells where the header has {len(header)}"
+            if end == start:
+                yield BadRow(name, start, "-", bad)
+                continue
+            # A row over several lines that does not parse: a quote left open swallowed the
+            # lines after it. Only its first line is the bad row; the others are read again,
+            # each stored or counted, never lost inside it.
+            yield BadRow(
+                name,
+                start,
+                "-",
+                f"{bad} (it ran to line {end}: lines {start + 1}-{end} were read again "
+                "as rows of their own)",
+            )
+            fh.seek(again[1])
+            self.pos, base, end = again[1], start, start
+            reader = csv.reader(lines(start + 1), strict=True)
 
 
 def _check_columns(reader: _Reader, config: LogsConfig) -> None:
     header = getattr(reader, "header", None)
     if header is None:
         return
-    twice = sorted({h for h in header if header.count(h) > 1})
+    twice = sorted(h for h, n in Counter(header).items() if n > 1)
     if twice:  # which of the two cells holds the field? No guess: the user says
         raise InputError(f"column {twice[0]!r} appears twice in the header", f"{reader.name}:1")
     for key in ("id", "timestamp", "question", "answer"):

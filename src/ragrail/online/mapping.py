@@ -14,12 +14,10 @@ from typing import Any
 from ragrail.config import LogsConfig
 from ragrail.online.record import Context, Conversation, Turn
 from ragrail.online.redact import make_redactor, user_key
-from ragrail.online.store import encode_context, encode_turns
+from ragrail.online.store import MAX_AT, MIN_AT, encode_context, encode_turns
 
 MISSING: Any = object()
 UNVERSIONED = "unknown"  # the version of a row that logs none
-# Seconds since 1970 ragrail can turn into a date (years 1 to 9999)
-_MIN_AT, _MAX_AT = -62135596800.0, 253402300799.0
 
 _UP = frozenset({"up", "+1", "1", "true", "yes", "thumbs_up", "👍"})
 _DOWN = frozenset({"down", "-1", "false", "no", "thumbs_down", "👎"})
@@ -84,23 +82,30 @@ def _kind(value: Any) -> str:
 
 def timestamp(value: Any, unit: str, name: str) -> float:
     """Seconds since 1970 (UTC) from a number (in ``unit``: "s" or "ms") or an ISO 8601
-    string; a string without an offset is UTC."""
-    if isinstance(value, str):
-        text = value.strip()
-        if text[:1].isdigit() and ("-" in text[1:] or ":" in text or "T" in text):
-            try:
-                when = datetime.fromisoformat(text)
-                if when.tzinfo is None:
-                    when = when.replace(tzinfo=UTC)
-                return when.timestamp()
-            except (ValueError, OverflowError):  # year 1 minus an offset: before year 1
-                raise BadField(name, "not an ISO 8601 date-time") from None
-    at = _number(value, name)
-    if unit == "ms":
-        at /= 1000.0
-    if not _MIN_AT <= at <= _MAX_AT:
-        raise BadField(name, "out of range for a date")
+    string; a string without an offset is UTC. Either way the time must be a UTC date
+    (years 1 to 9999): every reader of the log database turns it into one."""
+    text = value.strip() if isinstance(value, str) else ""
+    if text[:1].isdigit() and ("-" in text[1:] or ":" in text or "T" in text):
+        try:
+            when = datetime.fromisoformat(text)
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=UTC)
+            at = when.timestamp()
+        except (ValueError, OverflowError):
+            raise BadField(name, "not an ISO 8601 date-time") from None
+    else:
+        at = _number(value, name)
+        if unit == "ms":
+            at /= 1000.0
+    # an ISO time too: 0001-01-01T00:00:00+01:00 parses, yet is in year 0 in UTC
+    if not in_date_range(at):
+        raise BadField(name, "out of range for a date (years 1 to 9999 in UTC)")
     return at
+
+
+def in_date_range(at: float) -> bool:
+    """Whether seconds since 1970 are a UTC date ragrail can write (years 1 to 9999)."""
+    return MIN_AT <= at <= MAX_AT
 
 
 def thumbs(value: Any, name: str) -> int | None:

@@ -43,8 +43,11 @@ _UNSPACED = "\u0e00-\u0e7f\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
 _WORD = rf"[^\W{_UNSPACED}]"
 _RUN = re.compile(
     rf"(?<!{_WORD})(?<![.,/:+\-)])(?:\+ ?)?(?:\(\d{{1,5}}\)|\d++)"
-    rf"(?:[ .\-]?(?:\(\d{{1,5}}\)|\d++))*+(?!{_WORD}|[@＠﹫]|[.,:/]\d)"
+    rf"(?:[ .\-]?(?:\(\d{{1,5}}\)|\d++))*+"
 )
+# What a whole run may not be glued to: a word, an "@", or a decimal, time or date part
+_GLUED = re.compile(rf"{_WORD}|[@＠﹫]|[.,:/]\d")
+_GROUP_GAP = re.compile(r"[ .\-](?=\(?\d)")
 _SEPARATORS = re.compile(r"[^\d]+")
 _CURRENCY = "$€£¥₹₩₽¢"
 _CURRENCY_AFTER = re.compile(r"\s?(?:[$€£¥₹₩₽]|(?:EUR|USD|GBP|JPY|CHF|INR)\b)")
@@ -124,6 +127,26 @@ def _kind(text: str, start: int, end: int) -> str | None:
     return None
 
 
+def _card_head(text: str, start: int, end: int) -> int | None:
+    """Where a card number ends that opens the run text[start:end] and is followed by more
+    of it: "4111 1111 1111 1111 123" (a security code), "... 12/27", "... 2 times". Only
+    whole groups, longest first: a long number written without gaps never hides one."""
+    gaps = []
+    before = start
+    digits = 0
+    for m in _GROUP_GAP.finditer(text, start, end):  # a card has 19 digits at most
+        digits += sum(ch.isdigit() for ch in text[before : m.start()])
+        if digits > 19:
+            break
+        if digits >= 13:
+            gaps.append(m.start())
+        before = m.start()
+    for gap in reversed(gaps):
+        if _kind(text, start, gap) == CARD:
+            return gap
+    return None
+
+
 def redact_numbers(text: str) -> str:
     """Phone and card numbers in ``text`` replaced by ``[phone]`` and ``[card]``."""
     if _SEVEN.search(text) is None:
@@ -131,10 +154,23 @@ def redact_numbers(text: str) -> str:
     out: list[str] = []
     last = 0
     for m in _RUN.finditer(text):
-        kind = _kind(text, m.start(), m.end())
+        start, end = m.span()
+        glued = _GLUED.match(text, end) is not None
+        kind = None if glued else _kind(text, start, end)
+        if kind is None and end - start > 13:
+            head = _card_head(text, start, end)
+            if head is not None:
+                out += (text[last:start], CARD)
+                last = head
+                # what follows the card is a number of its own: a phone number too?
+                rest = None if glued else _kind(text, head + 1, end)
+                if rest is not None:
+                    out += (text[head : head + 1], rest)
+                    last = end
+                continue
         if kind is not None:
-            out += (text[last : m.start()], kind)
-            last = m.end()
+            out += (text[last:start], kind)
+            last = end
     if not out:
         return text
     out.append(text[last:])

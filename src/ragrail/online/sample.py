@@ -127,8 +127,9 @@ def row(drawn: Drawn) -> dict[str, object]:
     }
 
 
-# A cell a spreadsheet would run as a formula (users' text is in these cells)
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# A cell a spreadsheet would run as a formula (users' text is in these cells); some
+# spreadsheets drop a leading tab or line break first
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
 def inert(cell: str) -> str:
@@ -148,7 +149,10 @@ def render(sample: list[Drawn], suffix: str) -> Iterator[str]:
     import io
 
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    # RFC 4180's CRLF: the csv module quotes a cell holding any character of the line
+    # ending, so with "\n" alone a bare CR went out unquoted, and a spreadsheet broke the
+    # row there, opening a new one with whatever followed (a formula, unneutralised)
+    writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(COLUMNS)
     for drawn in sample:
         values = row(drawn)

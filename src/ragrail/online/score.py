@@ -101,6 +101,8 @@ class ScoreReport:
     changed: int = 0  # conversations whose stored flags changed
     flagged: int = 0  # conversations with a flag other than the informational "abstained"
     judged: int = 0  # conversations the judge read (--judge-sample)
+    judge_failed: int = 0  # conversations drawn for the judge whose call failed
+    judge_error: str = ""  # the first failure's reason
 
     def add(self, conversation: Conversation, flags: tuple[str, ...]) -> None:
         version = conversation.version
@@ -197,8 +199,9 @@ def judge_sample(
     (reservoir sampling with ``seed``) among those it can judge: answered, not
     abstaining, with logged contexts. One with a judged faithfulness below 1 gets
     ``judge:unfaithful``; one the judge found faithful loses it; a judge error leaves
-    the flags as they were. ``report`` (a new one by default) is :func:`score_logs`'s,
-    whose counts hold the stored flags: they are moved by each change the judge makes."""
+    the flags as they were and is counted in ``judge_failed``. ``report`` (a new one by
+    default) is :func:`score_logs`'s, whose counts hold the stored flags: they are moved by
+    each change the judge makes."""
     import random
 
     from ragrail.judge.claims import apply_claims
@@ -225,7 +228,11 @@ def judge_sample(
     for i, (c, case) in enumerate(zip(pool, cases, strict=True)):
         apply_claims(case, results[i * repeats : (i + 1) * repeats])
         verdict = case.judge
-        if verdict is None or verdict.errors or verdict.faithfulness is None:
+        if verdict is not None and verdict.errors:
+            report.judge_failed += 1
+            report.judge_error = report.judge_error or verdict.errors[0]
+            continue
+        if verdict is None or verdict.faithfulness is None:
             continue
         report.judged += 1
         before = (store.get(c.id) or c).flags

@@ -18,6 +18,10 @@ from ragrail.online.record import Context, Conversation, Turn
 from ragrail.store import statedb
 
 FILE_NAME = "logs.sqlite"
+# Seconds since 1970 that are a UTC date, years 1 to 9999: every reader of a stored time
+# turns it into one. Ingest refuses any other; an older ragrail let an ISO time with an
+# offset past either end through, so the readers leave such a row out (with a warning).
+MIN_AT, MAX_AT = -62135596800.0, 253402300799.0
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -134,6 +138,8 @@ class LogStore:
 
     def __init__(self, path: Path, create: bool = True) -> None:
         self.path = path
+        self._left_out: tuple[int, str] | None = None  # see out_of_range()
+        self._warned = False
         if path.is_dir():  # a path the user gave wrong, not a disk failure
             raise InputError("the log database is a directory, not a file", str(path))
         if not create and not path.is_file():
@@ -154,15 +160,34 @@ class LogStore:
         except (OSError, sqlite3.Error) as exc:
             raise self._failure(exc) from None
         try:
+            # before anything is written to it: --db may name another SQLite file (the
+            # reply cache, the run history), which the journal mode alone would change
+            self._check_is_log_database()
             # DELETE journal: no -wal file lingers beside the database with old pages in it
             self.db.execute("PRAGMA journal_mode = DELETE")
             statedb.migrate(self.db, MIGRATIONS)
         except statedb.NewerSchema as exc:
             self.db.close()
             raise InputError(f"cannot read this log database: {exc}", str(path)) from None
+        except InputError:
+            self.db.close()
+            raise
         except sqlite3.Error as exc:
             self.db.close()
             raise self._failure(exc) from None
+
+    def _check_is_log_database(self) -> None:
+        """InputError unless the file is empty (a new database) or holds the conversations
+        table: a ragrail log database, of this version or an older or newer one."""
+        tables = {
+            r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if tables and "conversations" not in tables:
+            raise InputError(
+                "not a ragrail log database (an SQLite file without its conversations "
+                f"table); the log database is {FILE_NAME} in the project's .ragrail folder",
+                str(self.path),
+            )
 
     def _failure(self, exc: BaseException) -> Exception:
         if isinstance(exc, sqlite3.Error) and statedb.is_corruption(exc):
@@ -185,8 +210,11 @@ class LogStore:
             raise self._failure(exc) from None
 
     def _rows(self, sql: str, params: tuple[object, ...] = ()) -> Iterator[tuple]:
+        # a for loop, not `yield from`: closing a generator left unfinished would close the
+        # cursor too, which fails (and is reported as ignored) once the database is closed
         try:
-            yield from self.db.execute(sql, params)
+            for row in self.db.execute(sql, params):  # noqa: UP028
+                yield row
         except sqlite3.Error as exc:
             raise self._failure(exc) from None
 
@@ -215,17 +243,58 @@ class LogStore:
         return [Path(r[0]) for r in self._rows("SELECT path FROM ingested_files ORDER BY path")]
 
     def conversations(self, version: str | None = None) -> Iterator[Conversation]:
-        """Every stored conversation (of one version), oldest first, streamed."""
-        where, params = ("WHERE version = ?", (version,)) if version is not None else ("", ())
+        """Every stored conversation (of one version), oldest first, streamed; one whose
+        time is not a date is left out (see :meth:`out_of_range`), with a warning."""
+        self._warn_out_of_range()
+        where, params = ("AND version = ?", (version,)) if version is not None else ("", ())
         for row in self._rows(
-            f"SELECT {_COLUMNS} FROM conversations {where} ORDER BY at, id", params
+            f"SELECT {_COLUMNS} FROM conversations WHERE at BETWEEN ? AND ? {where} "
+            "ORDER BY at, id",
+            (MIN_AT, MAX_AT, *params),
         ):
             yield self._conversation(row)
+
+    def out_of_range(self) -> tuple[int, str]:
+        """How many stored conversations have a time that is not a date (years 1 to 9999
+        in UTC), and the smallest of their ids: written by a ragrail that checked less."""
+        if self._left_out is None:
+            count, first = next(
+                self._rows(
+                    "SELECT count(*), min(id) FROM conversations "
+                    "WHERE at IS NULL OR NOT at BETWEEN ? AND ?",
+                    (MIN_AT, MAX_AT),
+                )
+            )
+            self._left_out = (int(count), first or "")
+        return self._left_out
+
+    def _warn_out_of_range(self) -> None:
+        count, first = self.out_of_range()
+        if count and not self._warned:
+            import warnings
+
+            from ragrail.reports.text import visible
+
+            self._warned = True
+            warnings.warn(
+                f"{self.path}: {count:,} conversation(s) left out (first: "
+                f"{visible(first)!r}): their time is not a date (years 1 to 9999 in UTC); "
+                "an older ragrail stored them",
+                stacklevel=3,
+            )
 
     def get(self, conversation_id: str) -> Conversation | None:
         for row in self._rows(
             f"SELECT {_COLUMNS} FROM conversations WHERE id = ?", (conversation_id,)
         ):
+            if not (isinstance(row[1], (int, float)) and MIN_AT <= row[1] <= MAX_AT):
+                from ragrail.reports.text import visible
+
+                raise InputError(
+                    f"conversation {visible(conversation_id)!r} cannot be used: its time is "
+                    "not a date (years 1 to 9999 in UTC); an older ragrail stored it",
+                    str(self.path),
+                )
             return self._conversation(row)
         return None
 
