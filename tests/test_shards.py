@@ -187,6 +187,15 @@ def _edit(path: Path, change) -> None:
         ("not-a-shard", "is not a shard's results"),
         ("wrong-case", "belongs to shard"),
         ("over-a-shard", "would overwrite the shard results"),
+        # the golden set changed after the shards ran: "No regressions" on 12 of 13 once
+        ("case-added-since", "1 case ('new-case') not evaluated"),
+        ("case-removed-since", "1 case ('lost-phone') evaluated but no longer in it"),
+        ("case-edited-since", "1 case ('lost-phone') edited since the shards ran"),
+        ("facts-edited-since", "1 case ('lost-phone') edited since the shards ran"),
+        # blamed on the file that was edited, not on the first one given
+        ("second-shard-lost-a-case", "shard-1.json: is not shard 1/3 of the golden set"),
+        ("second-shard-positions", "shard-1.json: is not shard 1/3 of the golden set"),
+        ("digests-cut", "shard-1.json: has"),
     ],
 )
 def test_merge_refuses_an_incomplete_or_mixed_set(cli, project, case, says):
@@ -217,6 +226,33 @@ def test_merge_refuses_an_incomplete_or_mixed_set(cli, project, case, says):
         _edit(s1, lambda d: d["cases"][0].update(id="moved-" + d["cases"][0]["id"]))
     elif case == "over-a-shard":
         extra = ["--json", str(s0)]
+    elif case == "case-added-since":
+        golden = json.loads((project / "golden.json").read_text())
+        golden.append({**golden[0], "id": "new-case", "question": "A new question?"})
+        (project / "golden.json").write_text(json.dumps(golden, indent=2))
+    elif case == "case-removed-since":
+        golden = json.loads((project / "golden.json").read_text())
+        golden = [c for c in golden if c["id"] != "lost-phone"]
+        (project / "golden.json").write_text(json.dumps(golden, indent=2))
+    elif case in ("case-edited-since", "facts-edited-since"):
+        golden = json.loads((project / "golden.json").read_text())
+        edited = next(c for c in golden if c["id"] == "lost-phone")
+        if case == "case-edited-since":
+            edited["question"] = "What if my phone is stolen?"
+        else:
+            edited["facts"] = ["a fact no answer has"]
+        (project / "golden.json").write_text(json.dumps(golden, indent=2))
+    elif case == "second-shard-lost-a-case":
+        def lose(d: dict) -> None:
+            for field in ("positions", "digests"):
+                d["shard"][field].pop()
+            d["cases"].pop()
+
+        _edit(s1, lose)
+    elif case == "second-shard-positions":
+        _edit(s1, lambda d: d["shard"]["positions"].reverse())
+    elif case == "digests-cut":
+        _edit(s1, lambda d: d["shard"]["digests"].pop())
     before = state(project)
     r = cli("merge", *map(str, files), *extra, cwd=project)
     assert r.code == 2, r.out + r.err
@@ -227,14 +263,86 @@ def test_merge_refuses_an_incomplete_or_mixed_set(cli, project, case, says):
     assert state(project) == before  # no results, no history
 
 
+def test_a_golden_set_changed_since_names_the_file_and_line(cli, project):
+    paths = shard_runs(cli, project, 2)
+    golden = json.loads((project / "golden.json").read_text())
+    golden.insert(3, {**golden[0], "id": "added-later", "question": "Added after the shards?"})
+    (project / "golden.json").write_text(json.dumps(golden, indent=2))
+    r = cli("merge", *map(str, paths), cwd=project)
+    assert r.code == 2 and r.out == ""
+    line = r.err.strip()
+    # the fourth case of an indent-2 array opens on line 32 (each case spans 10 lines)
+    assert line.startswith(f"ragrail: error: {project / 'golden.json'}:32: has changed since")
+    assert "'added-later'" in line and "run every shard again" in line
+
+
+def test_merge_checks_the_golden_set_the_shards_ran(cli, project):
+    """Shards run on --golden other.json are merged against it (--golden), not against
+    the project's golden set."""
+    golden = json.loads((project / "golden.json").read_text())
+    (project / "other.json").write_text(json.dumps(golden[:5]))
+    paths = []
+    for i in range(2):
+        path = project / f"o-{i}.json"
+        r = cli("run", "--shard", f"{i}/2", "-g", "other.json", "--json", str(path), cwd=project)
+        assert r.code == 0, r.err
+        paths.append(str(path))
+    assert cli("merge", *paths, "--no-history", cwd=project).code == 2
+    r = cli("merge", *paths, "--golden", "other.json", "--no-history", cwd=project)
+    assert r.code == 0, r.err
+    assert "(merged 2 shards: 5 questions)" in r.err
+
+
+def test_shards_written_before_digests_still_merge(cli, project):
+    paths = shard_runs(cli, project, 2)
+    for path in paths:
+        _edit(path, lambda d: d["shard"].pop("digests"))
+    r = cli("merge", *map(str, paths), "--no-history", cwd=project)
+    assert r.code == 0, r.err
+
+
+def test_a_case_digest_follows_what_is_evaluated_not_where_it_came_from():
+    from ragrail.golden import Case
+    from ragrail.shard_golden import case_digest
+
+    case = Case(id="a", question="Q?", sources=["s"], facts=["f"])
+    same = Case(id="a", question="Q?", sources=["s"], facts=["f"], provenance={"from": "x"})
+    assert case_digest(case) == case_digest(same)
+    for other in (
+        Case(id="a", question="Q!", sources=["s"], facts=["f"]),
+        Case(id="a", question="Q?", sources=["s", "t"], facts=["f"]),
+        Case(id="a", question="Q?", sources=["s"], facts=["g"]),
+        Case(id="a", question="Q?", sources=["s"], facts=["f"], expect="answer"),
+    ):
+        assert case_digest(other) != case_digest(case)
+    assert len(case_digest(case)) == 16
+
+
 def test_merge_without_files_is_a_usage_error(cli, project):
     assert cli("merge", cwd=project).code == 2
 
 
-def test_a_shard_file_is_not_a_baseline(cli, project):
-    (s0,) = shard_runs(cli, project, 1)
-    r = cli("run", "--baseline", str(s0), cwd=project)
-    assert r.code == 2 and "shard" in r.err
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("run", "--baseline", "{shard}"),
+        ("export", "ragas", "--run", "{shard}", "-o", "r.jsonl"),
+        ("export", "trec", "--run", "{shard}", "--run-file", "r.txt", "--qrels", "q.txt"),
+        ("report", "--from-json", "{shard}", "-o", "r.html"),
+    ],
+    ids=["baseline", "export-ragas", "export-trec", "report"],
+)
+def test_a_shard_file_where_a_whole_run_is_read_says_merge_it_first(cli, project, args):
+    """Once "unknown field 'shard'": the user could not tell what was wrong."""
+    s0, _ = shard_runs(cli, project, 2)
+    before = state(project)
+    r = cli(*(str(s0) if a == "{shard}" else a for a in args), cwd=project)
+    assert r.code == 2, r.out + r.err
+    lines = [ln for ln in r.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"ragrail: error: {s0}: "), lines
+    assert "is shard 0/2 of a sharded run" in lines[0] and "ragrail merge" in lines[0]
+    assert "unknown field" not in lines[0]
+    assert state(project) == before
 
 
 def test_parse_shard():

@@ -364,6 +364,13 @@ def parse_run(data: Any, path: Path | str, what: str = "baseline") -> RunResult:
     """A saved run from its parsed JSON; see :func:`load_run`."""
     if not isinstance(data, dict):
         raise InputError(f"{what} must be a JSON object", str(path))
+    if "shard" in data:  # load_shard takes the field off before it parses the run
+        raise InputError(
+            f"{what} is {_shard_name(data['shard'])} of a sharded run (`ragrail run --shard`), "
+            "not a whole run: merge every shard's results first (`ragrail merge SHARD... "
+            "--json PATH`) and give that file",
+            str(path),
+        )
     if data.get("format") == BASELINE_FORMAT:
         raise InputError(
             f"{what} is a compact baseline (verdicts and scores, no traces), not a saved run: "
@@ -392,6 +399,15 @@ def parse_run(data: Any, path: Path | str, what: str = "baseline") -> RunResult:
             )
         first[case.id] = i
     return run
+
+
+def _shard_name(info: object) -> str:
+    """``shard 1/3``, or ``one shard`` when the field does not say which."""
+    if isinstance(info, dict):
+        index, count = info.get("index"), info.get("count")
+        if type(index) is int and type(count) is int:
+            return f"shard {index}/{count}"
+    return "one shard"
 
 
 def _is_json_scalar(value: object) -> bool:

@@ -6,8 +6,9 @@ machine agrees without sharing anything. ``ragrail run --shard i/n`` evaluates s
 and writes its results marked with a :class:`ShardInfo` (the top-level ``"shard"`` field
 of an otherwise ordinary results file); it compares nothing, saves no baseline and records
 no history: a shard alone is not a verdict. :func:`merge` checks that the shards are one
-complete run (every ``i`` of ``n`` once, the same golden set, the same configuration),
-puts the questions back in golden-set order and recomputes the totals with the code an
+complete run (every ``i`` of ``n`` once, the same golden set, the same configuration) of
+the golden set the project has now (:mod:`ragrail.shard_golden`), puts the
+questions back in golden-set order and recomputes the totals with the code an
 unsharded run uses, so the merged run is the unsharded one apart from its timing
 (``created_at``, each trace's ``latency_ms``). :func:`prepare_merge` then gives the
 application layer what it needs to compare, record and decide, as after ``app.run``.
@@ -67,6 +68,9 @@ class ShardInfo(LeanModel):
     # models_fingerprint(): the answerer's and judge's settings that change a reply
     models: str = ""
     positions: list[int] = Field(default_factory=list)  # each case's place in the golden set
+    # shard_golden.case_digest() of each case, in the order of positions: the merge finds
+    # the cases edited since the shard ran. Empty in the files of a ragrail without it.
+    digests: list[str] = Field(default_factory=list)
 
 
 @dataclass
@@ -154,6 +158,8 @@ def _plain(check: Any) -> Any:
 def slice_prepared(prepared: Prepared, shard: Shard) -> ShardInfo:
     """Narrow a prepared evaluation to ``shard``'s questions, in golden-set order, and turn
     off its history (a shard records nothing); the info its results will carry."""
+    from ragrail.shard_golden import case_digest
+
     golden = prepared.golden
     positions = [
         i for i, c in enumerate(golden.cases) if shard_of(c.id, shard.count) == shard.index
@@ -167,6 +173,7 @@ def slice_prepared(prepared: Prepared, shard: Shard) -> ShardInfo:
         models=models_fingerprint(prepared),
         own_system=prepared.system is not None or prepared.project.config.system.kind != "pipeline",
         positions=positions,
+        digests=[case_digest(golden.cases[i]) for i in positions],
     )
     prepared.golden = _subset(golden, positions)
     prepared.history = None
@@ -242,6 +249,11 @@ def _check_own(info: ShardInfo, run: RunResult, where: str) -> None:
         raise InputError(
             f"has {len(run.cases)} cases but {len(info.positions)} positions in 'shard'", where
         )
+    if info.digests and len(info.digests) != len(info.positions):
+        raise InputError(
+            f"has {len(info.positions)} positions but {len(info.digests)} digests in 'shard'",
+            where,
+        )
     for position, case in zip(info.positions, run.cases, strict=True):
         if shard_of(case.id, info.count) != info.index:
             raise InputError(
@@ -256,9 +268,10 @@ def _check_own(info: ShardInfo, run: RunResult, where: str) -> None:
 # ---------------------------------------------------------------- merging
 
 
-def merge(paths: Sequence[Path]) -> RunResult:
-    """Read every shard, check they make one complete run, and combine them (see the
-    module docstring). An incomplete or mixed set is an InputError naming the file."""
+def merge(paths: Sequence[Path], golden: GoldenSet) -> RunResult:
+    """Read every shard, check they make one complete run of ``golden`` (the project's
+    golden set now), and combine them (see the module docstring). An incomplete or mixed
+    set, or a golden set changed since the shards ran, is an InputError naming the file."""
     shards = [load_shard(p) for p in paths]
     if not shards:
         raise InputError("give the results of every shard to merge")
@@ -289,6 +302,9 @@ def merge(paths: Sequence[Path]) -> RunResult:
             f"shard {', '.join(missing)} missing: merge needs the results of every shard "
             f"(0/{count} to {count - 1}/{count})"
         )
+    from ragrail.shard_golden import check_golden
+
+    check_golden(shards, golden)
     return _combine(shards)
 
 
@@ -336,14 +352,7 @@ def _combine(shards: Sequence[ShardRun]) -> RunResult:
     placed = sorted(
         (pos, case) for s in shards for pos, case in zip(s.info.positions, s.run.cases, strict=True)
     )
-    cases = [case for _, case in placed]
-    if [pos for pos, _ in placed] != list(range(first.info.n_cases)) or golden_fingerprint(
-        c.id for c in cases
-    ) != first.info.golden:
-        raise InputError(
-            "the shards' questions are not the golden set they name (hand-edited files?)",
-            str(first.path),
-        )
+    cases = [case for _, case in placed]  # check_golden made them the golden set's
     update: dict[str, Any] = {"n_cases": len(cases)}
     if first.info.own_system:  # as ragrail.run.evaluate_system derives them from the traces
         top_k = max((len(c.trace.retrieved) for c in cases), default=1) or 1
@@ -384,6 +393,13 @@ def _sum_usage(usages: Sequence[Usage | None]) -> Usage | None:
 # ---------------------------------------------------------------- after the merge
 
 
+def _golden(project: Project, overrides: Overrides) -> GoldenSet:
+    """The golden set the shards must have run: --golden, else the project's, as now."""
+    from ragrail.golden import load_golden
+
+    return load_golden(Path(overrides.golden or project.golden), project.root)
+
+
 @dataclass
 class Merged:
     """A merged run and what comparing and recording it need (as ``app.Prepared``)."""
@@ -411,7 +427,7 @@ def prepare_merge(
     for path, what in outputs:
         if path is not None and real(path) in shard_files:
             raise InputError(f"{what} would overwrite the shard results {path}", str(path))
-    result = merge(paths)
+    result = merge(paths, _golden(project, overrides))
     baseline_path = overrides.baseline or project.baseline
     baseline = load_baseline(baseline_path) if baseline_path.exists() else None
     check_run_outputs(project, outputs, baseline_path, False, overrides.golden, overrides.docs)

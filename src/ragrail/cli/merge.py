@@ -25,6 +25,12 @@ class MergeOptions:
 @click.command(context_settings=CONTEXT)
 @click.argument("results", nargs=-1, required=True, type=PATH)
 @click.option("--config", "-c", type=PATH, help="Project file (default: ./ragrail.toml).")
+@click.option(
+    "--golden",
+    "-g",
+    type=PATH,
+    help="The golden set the shards ran (default: the project's); checked against them.",
+)
 @click.option("--baseline", "-b", type=PATH, help="Baseline to compare with.")
 @json_option("the merged results (the same as an unsharded run's)")
 @click.option("--junit", type=PATH, metavar="PATH", help="Write JUnit XML, as `run --junit`.")
@@ -39,6 +45,7 @@ class MergeOptions:
 def merge(
     results: tuple[Path, ...],
     config: Path | None,
+    golden: Path | None,
     baseline: Path | None,
     json_path: Path | None,
     junit: Path | None,
@@ -48,8 +55,9 @@ def merge(
 ) -> int:
     """Merge the results of every `ragrail run --shard I/N` into one run and compare it.
 
-    Checks that RESULTS are every shard 0/N to N-1/N once, of the same golden set and
-    configuration (else exit 2, naming the file), puts the questions back in golden-set
+    Checks that RESULTS are every shard 0/N to N-1/N once, of the same configuration and
+    of the golden set as it is now: a case added, removed or edited since the shards ran
+    is exit 2, naming it (run the shards again). Then puts the questions back in golden-set
     order and recomputes the totals; then compares with the baseline, prints the
     scorecard and diff, records the run and exits exactly as an unsharded `ragrail run`
     would: 0, 1 on a regression, 3 when a question failed to run.
@@ -72,7 +80,7 @@ def merge(
         (junit, "--junit report"),
         (markdown, "--markdown summary"),
     ]
-    overrides = Overrides(baseline=baseline, no_history=no_history)
+    overrides = Overrides(golden=golden, baseline=baseline, no_history=no_history)
     merged = prepare_merge(project, overrides, list(results), outputs)
     if not out.quiet:
         count = len(results)
