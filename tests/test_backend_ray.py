@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -306,6 +307,9 @@ def test_address_without_the_ray_backend_is_exit_2(cli, tmp_path: Path) -> None:
         ("127.0.0.1:0", 2, "port must be from 1 to 65535"),
         ("127.0.0.1:99999", 2, "port must be from 1 to 65535"),
     ],
+    # the free port differs in each xdist worker: ids that do not show it keep their
+    # collections equal
+    ids=["nothing-listens", "ipv6-port-1", "port-0", "port-99999"],
 )
 def test_an_unreachable_address_fails_fast_in_one_line(
     cli, tmp_path: Path, address: str, code: int, says: str
@@ -320,6 +324,115 @@ def test_an_unreachable_address_fails_fast_in_one_line(
     lines = [line for line in result.err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("ragrail:") and says in lines[0], lines
     assert not (tmp_path / ".ragrail").exists()
+
+
+@contextmanager
+def not_ray(reply: bytes | None, seconds: float = 60) -> Iterator[str]:
+    """``127.0.0.1:PORT`` of a TCP server that is not Ray: it takes every connection and
+    sends ``reply`` (None: nothing). It stops when the block ends, or after ``seconds``."""
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.2)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        deadline = time.monotonic() + seconds
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            held.append(conn)
+            if reply is not None:
+                conn.sendall(reply)
+        for conn in held:
+            conn.close()
+        server.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(5)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [None, b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"],
+    ids=["silent", "http1"],
+)
+def test_an_address_where_something_else_listens_fails_in_seconds(
+    cli, tmp_path: Path, reply: bytes | None
+) -> None:
+    """An open port that is not Ray: ray.init retried it for minutes, printing Ray's log
+    lines; a gRPC handshake that never comes is exit 3 in one line."""
+    if _ray_missing() is not None and os.environ.get("RAGRAIL_REQUIRE_RAY") != "1":
+        pytest.skip(_ray_missing() or "")
+    with not_ray(reply) as address:
+        started = time.monotonic()
+        result = cli("run", "--example", "kitebase", "--backend", "ray", "--address", address)
+        took = time.monotonic() - started
+    assert result.code == 3, result.err
+    assert took < 15, took  # the 5 s handshake wait, not Ray's minutes of retries
+    lines = [line for line in result.err.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert f"cannot connect to the Ray cluster at {address}" in lines[0]
+    assert "not Ray" in lines[0]
+    assert not (tmp_path / ".ragrail").exists()
+
+
+@pytest.mark.parametrize(
+    ("address", "says"),
+    [
+        ("127.0.0.1:6379 ", "has spaces around it"),
+        (" 127.0.0.1:6379", "has spaces around it"),
+        ("127.0.0.1", "is not HOST:PORT"),
+        ("127.0.0.1:6379/x", "is not HOST:PORT"),
+        ("http://127.0.0.1:8265", "is not HOST:PORT"),
+        ("127.0.0.1:-1", "is not HOST:PORT"),
+    ],
+)
+def test_a_malformed_address_is_exit_2_before_any_connection(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, address: str, says: str
+) -> None:
+    def no_connection(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"connected to {args}")
+
+    # a malformed address once went to ray.init, which retried it for minutes
+    monkeypatch.setattr("ragrail.backends.ray.connect", no_connection)
+    monkeypatch.setattr(socket, "create_connection", no_connection)
+    result = cli("run", "--example", "kitebase", "--backend", "ray", "--address", address)
+    assert result.code == 2, result.err
+    lines = [line for line in result.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "--address" in lines[0] and says in lines[0], lines
+    assert repr(address) in lines[0]  # the space shows
+    assert not (tmp_path / ".ragrail").exists()
+
+
+def test_a_malformed_run_address_names_the_project_file(
+    cli, kitebase: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_connection(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"connected to {args}")
+
+    monkeypatch.setattr("ragrail.backends.ray.connect", no_connection)
+    project = tmp_path / "kb"
+    shutil.copytree(kitebase, project)
+    toml = project / "ragrail.toml"
+    toml.write_text(
+        toml.read_text(encoding="utf-8") + '\n[run]\nbackend = "ray"\naddress = "127.0.0.1:6379 "\n',
+        encoding="utf-8",
+    )
+    result = cli("run", "--config", str(toml))
+    assert result.code == 2
+    assert "ragrail.toml" in result.err and "run.address" in result.err
+    assert "has spaces around it" in result.err
 
 
 def test_rerun_failures_on_ray_is_exit_2(cli, tmp_path: Path) -> None:

@@ -251,8 +251,13 @@ class RunConfig(BaseModel):
     @field_validator("address")
     @classmethod
     def _address_not_blank(cls, value: str | None) -> str | None:
+        from ragrail.backends.address import address_problem
+
         if value is not None and not value.strip():
             raise ValueError("is empty; leave it out to start Ray on this machine")
+        problem = address_problem(value) if value is not None else None
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
 

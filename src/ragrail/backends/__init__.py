@@ -59,6 +59,12 @@ def choose(project: Project, overrides: Overrides) -> Backend:
         if overrides.address:  # [run] address alone is kept for a later --backend ray
             raise InputError("--address is the Ray cluster's: use it with --backend ray")
         return Backend()
+    if overrides.address:  # [run] address was checked when the project file was read
+        from ragrail.backends.address import address_problem
+
+        problem = address_problem(overrides.address)
+        if problem is not None:
+            raise InputError(f"--address: {problem}")
     require_ray()
     if overrides.rerun_failures:
         raise InputError("--rerun-failures runs on the local backend: drop --backend ray for it")

@@ -49,8 +49,6 @@ IN_FLIGHT_PER_CPU = 2
 LOG_BATCH = 1_000
 # A Ray instance started for the run: small, since it shares the machine with the run.
 LOCAL_OBJECT_STORE = 200_000_000
-# Seconds to wait for a TCP answer at --address before giving up (exit 3).
-PROBE_TIMEOUT = 5.0
 
 
 class LimiterActor:
@@ -88,6 +86,8 @@ def connect(address: str | None) -> tuple[Any, bool]:
     if address is None:
         options.update(num_cpus=os.cpu_count() or 1, object_store_memory=LOCAL_OBJECT_STORE)
     else:
+        from ragrail.backends.address import probe
+
         probe(address)
     try:
         ray.init(address=address, **options)
@@ -95,27 +95,6 @@ def connect(address: str | None) -> tuple[Any, bool]:
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
         raise SystemFailure(f"cannot connect to {where}: {exc}") from None
     return ray, True
-
-
-def probe(address: str, timeout: float = PROBE_TIMEOUT) -> None:
-    """Fail fast (exit 3, one line) when nothing answers at a ``host:port`` address:
-    ``ray.init`` retries an unreachable cluster for about 14 minutes, printing Ray's own
-    log lines as it goes. Other forms ("auto", a name Ray resolves) are left to Ray."""
-    import socket
-
-    from ragrail.errors import InputError
-
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not host or not port.isdigit():
-        return
-    if not 0 < int(port) < 65536:
-        raise InputError(f"Ray address {address!r}: the port must be from 1 to 65535")
-    try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-            pass
-    except (OSError, UnicodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        raise SystemFailure(f"cannot connect to the Ray cluster at {address}: {reason}") from None
 
 
 def cluster_cpus(ray: Any) -> int:
