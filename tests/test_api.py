@@ -329,3 +329,66 @@ def test_every_public_name_resolves_and_compare_stays_the_function():
     assert ragrail.compare is ragrail.api.compare
     assert module.Diff is ragrail.Diff
     assert (Path(ragrail.__file__).parent / "py.typed").is_file()
+
+
+# A host script that keeps running after the API returns, then ends itself with
+# os._exit(0). The guard the API puts on os._exit while the user's function runs must be
+# gone by then, or that last call raises TargetExit (a traceback and exit 1).
+OS_EXIT_HOST = """
+import os, sys, threading, time
+import ragrail
+
+real = os._exit
+golden = [{"id": "a", "question": "Where is the moon?"}]
+idk = {"answer": "I don't know.", "contexts": []}
+
+def slow(question):
+    time.sleep(30)  # abandoned on the timeout: still sleeping when the script ends
+    return idk
+
+if sys.argv[1] == "timeout":
+    result = ragrail.evaluate(golden, slow, timeout=0.3)
+    assert result.totals.n_errors == 1, result.totals
+else:
+    # two threads, their guards opened A then B and closed A then B: B once put back
+    # A's guard instead of the real function
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+
+    def answer_a(question):
+        a_in.set()
+        assert b_in.wait(20)
+        return idk
+
+    def answer_b(question):
+        b_in.set()
+        assert a_out.wait(20)
+        return idk
+
+    def run_a():
+        ragrail.evaluate(golden, answer_a)
+        a_out.set()
+
+    def run_b():
+        assert a_in.wait(20)
+        ragrail.evaluate(golden, answer_b)
+
+    threads = [threading.Thread(target=run_a), threading.Thread(target=run_b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+print("restored" if os._exit is real else "still patched", flush=True)
+os._exit(7)
+"""
+
+
+@pytest.mark.parametrize("how", ["timeout", "two-threads"])
+def test_the_api_gives_the_host_its_own_os_exit_back(tmp_path, how):
+    script = tmp_path / "host.py"
+    script.write_text(OS_EXIT_HOST, encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, str(script), how], cwd=tmp_path, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert out.stdout.strip() == "restored", out.stdout + out.stderr
+    assert out.returncode == 7 and "TargetExit" not in out.stderr, out.stderr

@@ -85,13 +85,17 @@ def cwd_missing() -> bool:
     return False
 
 
-def origin(exc: BaseException) -> str | None:
-    """``file:line`` of the innermost frame that raised ``exc``, if known."""
+def origin(exc: BaseException, skip: int = 0) -> str | None:
+    """``file:line`` of the innermost frame that raised ``exc`` (``skip``: of the frame
+    that many calls out from it), if known."""
+    frames = []
     tb = exc.__traceback__
-    if tb is None:
-        return None
-    while tb.tb_next is not None:
+    while tb is not None:
+        frames.append(tb)
         tb = tb.tb_next
+    if len(frames) <= skip:
+        return None
+    tb = frames[-1 - skip]
     return f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
 
 
@@ -105,6 +109,17 @@ def describe(exc: BaseException) -> Crash:
         )
     if isinstance(exc, SystemExit):
         return _stray_exit(exc)
+    from ragrail.system.exit_guard import TargetExit
+
+    if isinstance(exc, TargetExit):
+        where = origin(exc, skip=1)  # the caller of os._exit, not the guard that raised
+        at = f" at {where}" if where else ""
+        return Crash(
+            EXIT_SYSTEM,
+            f"os._exit({exc.code!r}) was called{at} before the command finished; "
+            "no verdict was reached",
+            internal=True,
+        )
     if isinstance(exc, OSError):
         found = _os_error(exc)
         if found is not None:

@@ -125,10 +125,15 @@ def main(argv: list[str] | None = None) -> None:
 
     if os.environ.get(COMPLETE_VAR):  # click prints the script or the candidates, and exits
         cli.main(args=argv, prog_name="ragrail", complete_var=COMPLETE_VAR)
+    from ragrail.system.exit_guard import exit_guarded
+
     warnings.showwarning = _warn  # one plain line, not Python's file:line: UserWarning form
     previous = _catch_sigterm()
     try:
-        code = _dispatch(argv)
+        # the process is ragrail's for the whole command: a target's call abandoned on a
+        # timeout may still run, and its os._exit(0) must not end the command green
+        with exit_guarded():
+            code = _dispatch(argv)
     except KeyboardInterrupt:  # a second Ctrl-C while the first was being reported
         code = EXIT_INTERRUPTED
     finally:

@@ -10,12 +10,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from ragrail.errors import InputError
 from ragrail.golden import Case
 from ragrail.results import Trace
 from ragrail.system.adapters.records import DEFAULT_TIMEOUT, parse_output, record_to_trace
+from ragrail.system.exit_guard import TargetExit, exit_guarded
 
 
 class _Job:
@@ -70,52 +71,33 @@ class _Worker:
         self._jobs.put(None)
 
 
-class TargetExit(BaseException):
-    """``os._exit()`` called by the system under test, raised instead of ending ragrail."""
-
-    def __init__(self, code: object) -> None:
-        super().__init__(code)
-        self.code = code
-
-
 @contextmanager
-def guarded_process(keep: Callable[[], bool] = lambda: False) -> Iterator[None]:
-    """While the user's code runs, it cannot end or redirect ragrail.
+def guarded_process() -> Iterator[None]:
+    """While the user's code runs, it cannot end or redirect ragrail: ``os._exit()`` is
+    guarded (:func:`exit_guarded`), and the working folder, ``sys.stdout`` and
+    ``sys.stderr`` are put back afterwards, so the outputs land where the user named them
+    and the scorecard is printed.
 
-    ``os._exit()`` raises :class:`TargetExit` instead (that question's error): it skips
-    every ``except`` and ``finally``, so ``os._exit(0)`` would end the run green with
-    nothing evaluated. A forked child (multiprocessing) still exits for real. The
-    working folder, ``sys.stdout`` and ``sys.stderr`` are put back afterwards, so the
-    outputs land where the user named them and the scorecard is printed. ``keep()``
-    true at the end (a call was abandoned on a thread that may still run) leaves
-    ``os._exit`` guarded for the rest of the process.
-    """
+    A call abandoned on a thread (a timeout) may still call ``os._exit`` after this
+    closes: in ``ragrail``'s own process the CLI keeps the guard open until the command
+    ends (:func:`ragrail.cli.entry.main`); in a host process (the Python API) everything is
+    put back when the call returns, so the host's own ``os._exit`` works again."""
     import os
     import sys
-
-    real_exit = os._exit
-    pid = os.getpid()
-
-    def guarded_exit(code: int) -> NoReturn:
-        if os.getpid() != pid:
-            real_exit(code)
-        raise TargetExit(code)
 
     try:
         cwd: str | None = os.getcwd()
     except OSError:
         cwd = None
     out, err = sys.stdout, sys.stderr
-    os._exit = guarded_exit
-    try:
-        yield
-    finally:
-        if not keep():
-            os._exit = real_exit
-        sys.stdout, sys.stderr = out, err
-        if cwd is not None:
-            with suppress(OSError):
-                os.chdir(cwd)
+    with exit_guarded():
+        try:
+            yield
+        finally:
+            sys.stdout, sys.stderr = out, err
+            if cwd is not None:
+                with suppress(OSError):
+                    os.chdir(cwd)
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -243,7 +225,6 @@ class CallableSystem:
         self.concurrency = concurrency
         self.timeout = timeout
         self._worker: _Worker | None = None
-        self._abandoned = False  # a call left running on a thread: it may still exit
         if not isinstance(target, str):
             self.target = callable_name(target)
             self.func: Callable[..., Any] = target
@@ -273,7 +254,7 @@ class CallableSystem:
         return f"timed out after {self.timeout:g} s (system.timeout)"
 
     def traces(self, cases: list[Case]) -> list[Trace]:
-        with guarded_process(keep=lambda: self._abandoned):
+        with guarded_process():
             try:
                 if is_async(self.func):
                     return self._async_traces(cases)
@@ -287,7 +268,6 @@ class CallableSystem:
         job = self._worker.submit(self.func, case.question)
         # a --timeout of 1e300 s is "never": beyond TIMEOUT_MAX the wait itself overflows
         if not job.done.wait(min(self.timeout, threading.TIMEOUT_MAX)):
-            self._abandoned = True
             self._close()  # stuck in the user's code: abandon the thread (it ends if it returns)
             return Trace(case_id=case.id, error=self._timed_out(), latency_ms=self.timeout * 1000)
         if job.error is not None:
@@ -352,7 +332,6 @@ class CallableSystem:
                 break
             if time.monotonic() - beat[0] > stalled_after:
                 stalled = True
-                self._abandoned = True
                 self._close()  # its event loop is stuck in the user's code: abandon it
                 break
         hung = set(in_flight) if stalled else set()
