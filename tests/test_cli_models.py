@@ -477,6 +477,62 @@ def test_ctrl_c_keeps_finished_calls_and_a_rerun_resumes(tmp_path):
         assert f"{11 - resumed} cached" in done.stdout
 
 
+# SIGTERM delivered while one call's task is running Python code (as while the first
+# call imports the SDK): the CLI's handler raises KeyboardInterrupt inside that task.
+SIGTERM_IN_A_TASK = """
+import asyncio, os, signal, time
+from ragrail.calls.layer import CallLayer, CallRequest, CallSettings
+from ragrail.calls.providers import Provider
+from ragrail.cli.entry import _catch_sigterm
+
+class Busy(Provider):
+    name = "busy"
+
+    async def complete(self, prompt, max_tokens, temperature, followup=None):
+        if prompt == "p0":
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)  # the handler runs here, inside this task
+        await asyncio.sleep(30)
+
+_catch_sigterm()
+layer = CallLayer(Busy("m", None, 60.0), CallSettings(concurrency=8, max_retries=0))
+try:
+    layer.run([CallRequest(f"p{i}") for i in range(8)])
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_sigterm_inside_a_call_stops_every_call_without_a_word():
+    proc = subprocess.run(
+        [sys.executable, "-c", SIGTERM_IN_A_TASK], capture_output=True, text=True, timeout=60
+    )
+    assert proc.stdout.strip() == "interrupted", proc.stdout + proc.stderr
+    assert proc.stderr == ""  # no "Task exception was never retrieved", no "destroyed"
+
+
+def test_sigterm_during_model_calls_is_one_line_and_exit_130(tmp_path):
+    """A cancelled CI job sends SIGTERM while calls are in flight: the handler's
+    KeyboardInterrupt once went off inside one asyncio task, and every other task was
+    destroyed pending, printing ~97 lines of "Task exception was never retrieved"."""
+    with FakeLLM(latency=5.0) as fake:  # slow: every call is still in flight at the signal
+        env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "NO_COLOR": "1"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ragrail", "demo", "--claude", "--base-url", fake.url],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.time() + 60
+        while len(fake.received) < 4 and time.time() < deadline:
+            time.sleep(0.05)
+        assert len(fake.received) >= 4, "the run never reached the model calls"
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert proc.returncode == 130, err
+    assert len(lines) == 1, err
+    assert lines[0].startswith("ragrail: ") and "run the same command again to resume" in lines[0]
+
+
 def test_cache_stats_and_clear(cli, tmp_path):
     r = cli("cache", "stats", cwd=tmp_path)
     assert "no cache yet" in r.out

@@ -19,15 +19,60 @@ import asyncio
 import random
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ragrail.calls.cache import ResponseCache, cache_key
 from ragrail.calls.limiter import RateLimiter, estimate_tokens
 from ragrail.calls.prices import Price, cost_usd
 from ragrail.calls.providers import Followup, Provider
 from ragrail.results import Usage
+
+T = TypeVar("T")
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coro)``, where SIGTERM stops it as Ctrl-C does.
+
+    asyncio.run turns Ctrl-C into a cancellation of its tasks, raised as
+    KeyboardInterrupt once they have ended. A Python SIGTERM handler (the CLI's raises
+    KeyboardInterrupt) would instead raise inside whichever task was running, leaving
+    the others to be destroyed pending, each printing a "Task exception was never
+    retrieved" traceback. Here the handler runs as before; what it raises cancels the
+    tasks and is raised when they have ended. A second SIGTERM raises at once."""
+    import signal
+    import threading
+
+    previous = signal.getsignal(signal.SIGTERM)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        return asyncio.run(coro)
+    raised: list[BaseException] = []
+
+    async def main() -> T:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+        def on_sigterm(signum: int, frame: Any) -> None:
+            try:
+                previous(signum, frame)
+            except BaseException as exc:
+                if raised or task is None:
+                    raise
+                raised.append(exc)
+                loop.call_soon_threadsafe(task.cancel)
+
+        signal.signal(signal.SIGTERM, on_sigterm)
+        try:
+            return await coro
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    try:
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        if raised:
+            raise raised[0] from None
+        raise
 
 
 @dataclass(frozen=True)
@@ -182,7 +227,7 @@ class CallLayer:
 
     def run(self, requests: Sequence[CallRequest]) -> list[CallResult]:
         """Make every call (or take it from the cache); results are in request order."""
-        return asyncio.run(self._run_all(requests))
+        return run_async(self._run_all(requests))
 
     async def _run_all(self, requests: Sequence[CallRequest]) -> list[CallResult]:
         sem = asyncio.Semaphore(max(1, self.settings.concurrency))
