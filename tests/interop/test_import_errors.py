@@ -25,6 +25,15 @@ def jsonl(*rows: object) -> str:
 
 
 GOOD = {"user_input": "How do I track my parcel?", "retrieved_contexts": [], "response": "x"}
+SPAN = {
+    "context": {"trace_id": "t1", "span_id": "s1"},
+    "span_kind": "RETRIEVER",
+    "attributes": {
+        "input": {"value": "How do I track my parcel?"},
+        "retrieval": {"documents": [{"document": {"content": "Parcels arrive in 3 days."}}]},
+        "openinference": {"span": {"kind": "RETRIEVER"}},
+    },
+}
 
 BAD_FILES = [
     # (name, format, file name, text, where, message)
@@ -57,6 +66,25 @@ BAD_FILES = [
      "p.yaml:4", "does not compile"),
     ("promptfoo-no-tests", "promptfoo", "p.yaml", "prompts: [hi]\n", "p.yaml", "no 'tests'"),
     ("not-a-span", "openinference", "t.jsonl", jsonl({"hello": "world"}), "t.jsonl:1", "not a span"),
+    # a number was called null
+    ("contexts-a-number", "ragas", "d.jsonl", jsonl(GOOD, {**GOOD, "retrieved_contexts": 5}),
+     "d.jsonl:2", "field 'retrieved_contexts' must be a list of texts, not a number"),
+    ("record-a-number", "ragas", "d.jsonl", jsonl(GOOD, "5"), "d.jsonl:2",
+     "each record must be an object, not a number"),
+    ("record-a-string", "ragas", "d.jsonl", jsonl(GOOD, '"q?"'), "d.jsonl:2",
+     "each record must be an object, not a string"),
+    # documents read as none: the retrieval was lost, exit 0
+    ("documents-a-string", "openinference", "t.jsonl", jsonl(SPAN, {**SPAN, "context": {
+        "trace_id": "t2", "span_id": "s2"}, "attributes": {**SPAN["attributes"], "retrieval": {
+        "documents": "Parcels arrive in 3 days."}}}), "t.jsonl:2",
+     "field 'retrieval.documents' must be a list of documents"),
+    ("documents-plain-texts", "openinference", "t.jsonl", jsonl({**SPAN, "attributes": {
+        **SPAN["attributes"], "retrieval": {"documents": ["Parcels arrive in 3 days."]}}}),
+     "t.jsonl:1", "must be a list of documents ([{\"document\": {\"content\": ...}}, ...]), "
+     "not a list of plain values"),
+    ("documents-one-object", "openinference", "t.jsonl", jsonl({**SPAN, "attributes": {
+        **SPAN["attributes"], "retrieval": {"documents": {"document": {"content": "x"}}}}}),
+     "t.jsonl:1", "it is an object ('retrieval.documents.document.content')"),
 ]  # fmt: skip
 
 

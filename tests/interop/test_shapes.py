@@ -46,6 +46,20 @@ def test_a_phoenix_spans_dataframe_written_as_json_lines(tmp_path: Path):
     assert case.where == f"{path}:1"  # the trace's first line
 
 
+def test_documents_given_as_json_text_are_read(tmp_path: Path):
+    """A table export writes a list cell as its JSON text: the same documents, not a
+    string to refuse (any other string is exit 2: tests/interop/test_import_errors.py)."""
+    docs = [{"document.content": WINDOW, "document.id": "d1", "document.score": 0.9}]
+    row = {"span_kind": "RETRIEVER", "context.span_id": "s1", "context.trace_id": "t1",
+           "attributes.input.value": "How long do I have to return an item?",
+           "attributes.retrieval.documents": json.dumps(docs),
+           "attributes.openinference.span.kind": "RETRIEVER"}  # fmt: skip
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    (case,) = openinference.read(path).cases
+    assert [(c.text, c.id, c.score) for c in case.contexts] == [(WINDOW, "d1", 0.9)]
+
+
 def test_a_reranker_gives_the_final_ranking_and_the_llm_the_answer(tmp_path: Path):
     def span(sid: str, parent: str | None, kind: str, start: str, attributes: dict) -> dict:
         return {"name": kind.lower(), "context": {"trace_id": "t", "span_id": sid}, "span_kind": kind,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -309,23 +310,68 @@ def _llm_output(span: Span) -> str | None:
 
 def _documents(span: Span, key: str) -> list[RawContext]:
     """The documents of a retriever (or reranker) span, in their order."""
+    attributes = _document_attributes(span, key)
     out = []
     n = 0
-    while any(k.startswith(f"{key}.{n}.") for k in span.attributes):
+    while any(k.startswith(f"{key}.{n}.") for k in attributes):
         doc = f"{key}.{n}.document"
-        content = span.attributes.get(f"{doc}.content")
+        content = attributes.get(f"{doc}.content")
         if isinstance(content, str) and content.strip():
-            doc_id = span.attributes.get(f"{doc}.id")
+            doc_id = attributes.get(f"{doc}.id")
             out.append(
                 RawContext(
                     text=content,
                     id=str(doc_id) if doc_id is not None and str(doc_id).strip() else None,
-                    score=_score(span.attributes.get(f"{doc}.score")),
-                    hint=_hint(span.attributes, doc) or (str(doc_id) if doc_id else None),
+                    score=_score(attributes.get(f"{doc}.score")),
+                    hint=_hint(attributes, doc) or (str(doc_id) if doc_id else None),
                 )
             )
         n += 1
     return out
+
+
+def _document_attributes(span: Span, key: str) -> dict[str, Any]:
+    """The span's attributes with its documents under ``key`` as flat keys
+    (``key.0.document.content``). A list given as JSON text (as a table export writes
+    it) is read; any other shape is an InputError naming the span's line and the field:
+    read as no documents, the retrieval was silently lost."""
+    shape = '[{"document": {"content": ...}}, ...]'
+    raw = span.attributes.get(key)
+    if isinstance(raw, str) and raw.strip().startswith("["):
+        with suppress(ValueError, RecursionError):
+            raw = json.loads(raw)
+    if isinstance(raw, list) and all(isinstance(d, dict) for d in raw):
+        rest = {k: v for k, v in span.attributes.items() if k != key}
+        return {**rest, **flatten(raw, span.where, key)}
+    if key in span.attributes and raw is not None:
+        raise InputError(
+            f"field {key!r} must be a list of documents ({shape}), not {_kind(raw)}",
+            span.where,
+        )
+    odd = next(
+        (k for k in span.attributes if k.startswith(f"{key}.") and not _indexed(k, key)), None
+    )
+    if odd is not None:
+        raise InputError(
+            f"field {key!r} must be a list of documents ({shape}); it is an object "
+            f"({odd!r})",
+            span.where,
+        )
+    return span.attributes
+
+
+def _indexed(flat_key: str, key: str) -> bool:
+    return flat_key.removeprefix(f"{key}.").partition(".")[0].isdigit()
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a list of plain values" if isinstance(value, list) else type(value).__name__
 
 
 def _score(value: Any) -> float | None:

@@ -189,7 +189,17 @@ def as_text_list(value: Any, key: str, where: str, delimiter: str | None = None)
 
 
 def _kind(value: Any) -> str:
-    return {dict: "an object", list: "a list", bool: "true/false"}.get(type(value), "null")
+    """A JSON value's kind, as a message names it: every kind by name (a number was
+    once called null)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
 
 
 def list_cell(cell: str, delimiter: str | None = None) -> list[str]:
