@@ -317,6 +317,42 @@ def good_output(case_id: str, **extra: object) -> str:
     return json.dumps({"id": case_id, "answer": "I don't know.", "contexts": [], **extra})
 
 
+def edit_json(name: str, change: Callable[[dict], object]) -> Setup:
+    """Edit a JSON file the setup made (a shard's results)."""
+
+    def setup(p: Path) -> None:
+        data = json.loads((p / name).read_text(encoding="utf-8"))
+        out = change(data)
+        (p / name).write_text(json.dumps(data if out is None else out), encoding="utf-8")
+
+    return setup
+
+
+def sharded(n: int, then: Setup | None = None) -> Setup:
+    """Run every shard of the project (``run --shard i/n --json s{i}.json``), then ``then``."""
+
+    def setup(p: Path) -> None:
+        from ragrail.cli import main
+
+        old = Path.cwd()
+        os.chdir(p)
+        try:
+            for i in range(n):
+                try:
+                    main(["run", "--shard", f"{i}/{n}", "--json", f"s{i}.json"])
+                except SystemExit as exc:
+                    assert exc.code == 0, f"shard {i}/{n} exited {exc.code}"
+        finally:
+            os.chdir(old)
+        if then is not None:
+            then(p)
+
+    return setup
+
+
+OI_SPAN = {"context": {"trace_id": "t1", "span_id": "s1"}, "span_kind": "RETRIEVER", "attributes": {"input": {"value": "How do I reset my password?"}, "openinference": {"span": {"kind": "RETRIEVER"}}}}
+
+
 # ---------------------------------------------------------------- the table
 
 CASES: list[Hostile] = [
@@ -766,4 +802,26 @@ CASES: list[Hostile] = [
     Hostile("sample-unknown-version-writes-nothing", USAGE, ingested, args=("sample", "-n", "3", "-o", "s.csv", "--version", "v7"), says="(versions: v0, v1)"),
     Hostile("logs-ingest-db-is-the-reply-cache", USAGE, both(write("log.jsonl", LOG_ROW % (1, 1, 1)), reply_cache), args=("logs", "ingest", "log.jsonl", "--db", ".ragrail/cache.sqlite"), says="not a ragrail log database"),
     Hostile("logs-score-judge-unreachable", FAILURE, both(ingested_then("""UPDATE conversations SET contexts = '[["x#1","x","a"]]'"""), config_add('[judge]\nprovider = "anthropic"\nbase_url = "http://127.0.0.1:9"\nmax_retries = 0')), args=("logs", "score", "--judge-sample", "5"), env={"ANTHROPIC_API_KEY": "sk-test"}, says="the judge failed on 5 conversation(s)"),
+    # issue 29: shards, Ray, API
+    # merge checks the golden set as it is now: a case added, removed or edited after the
+    # shards ran is exit 2 naming it, not "No regressions" on the questions that did run
+    Hostile("merge-after-a-case-was-added", USAGE, sharded(2, edit_golden(lambda cs: cs.append({**cs[0], "id": "added-later", "question": "Added later?"}))), args=("merge", "s0.json", "s1.json"), says="1 case ('added-later') not evaluated"),
+    Hostile("merge-after-a-case-was-removed", USAGE, sharded(2, edit_golden(lambda cs: cs[1:])), args=("merge", "s0.json", "s1.json"), says="evaluated but no longer in it"),
+    Hostile("merge-after-a-question-was-edited", USAGE, sharded(2, set_case(2, question="What if my phone was stolen?")), args=("merge", "s0.json", "s1.json"), says="1 case ('lost-phone') edited since the shards ran"),
+    Hostile("merge-blames-the-tampered-second-shard", USAGE, sharded(2, edit_json("s1.json", lambda d: d["shard"]["positions"].reverse())), args=("merge", "s0.json", "s1.json"), says="s1.json: is not shard 1/2"),
+    Hostile("merge-other-golden-with-golden-flag-ok", OK, both(edit_golden(lambda cs: cs[:4]), sharded(2), lambda p: (p / "golden.json").rename(p / "small.json"), write("golden.json", "[]")), args=("merge", "s0.json", "s1.json", "--golden", "small.json", "--no-history", "--baseline", "none.json")),
+    # a shard where a whole run is read says to merge first, not "unknown field 'shard'"
+    Hostile("shard-as-the-baseline", USAGE, sharded(1), args=("run", "-b", "s0.json"), says="s0.json: baseline is shard 0/1 of a sharded run"),
+    Hostile("shard-exported", USAGE, sharded(1), args=("export", "ragas", "--run", "s0.json", "-o", "r.jsonl"), says="`ragrail merge"),
+    # a malformed Ray address is exit 2 before any connection, Ray installed or not (one with
+    # a trailing space skipped the probe, and ray.init retried it for minutes)
+    Hostile("ray-address-trailing-space", USAGE, args=("run", "--backend", "ray", "--address", "127.0.0.1:6379 "), says="has spaces around it"),
+    Hostile("ray-address-without-port", USAGE, args=("run", "--backend", "ray", "--address", "headnode"), says="is not HOST:PORT"),
+    Hostile("ray-address-an-http-url", USAGE, args=("run", "--backend", "ray", "--address", "http://127.0.0.1:8265"), says="is not HOST:PORT"),
+    Hostile("ray-run-table-address-trailing-space", USAGE, config_add('[run]\nbackend = "ray"\naddress = "127.0.0.1:6379 "'), says="run.address"),
+    # OpenInference documents in a shape once read as none: the retrieval lost, exit 0
+    Hostile("openinference-documents-a-string", USAGE, write("t.jsonl", json.dumps({**OI_SPAN, "attributes": {**OI_SPAN["attributes"], "retrieval": {"documents": "Reset it from the login page."}}}) + "\n"), args=("import", "openinference", "t.jsonl", "--outputs", "o.jsonl"), says="t.jsonl:1: field 'retrieval.documents' must be a list of documents"),
+    Hostile("openinference-documents-one-object", USAGE, write("t.jsonl", json.dumps({**OI_SPAN, "attributes": {**OI_SPAN["attributes"], "retrieval": {"documents": {"document": {"content": "x"}}}}}) + "\n"), args=("import", "openinference", "t.jsonl", "--outputs", "o.jsonl"), says="must be a list of documents"),
+    # a number once called null
+    Hostile("import-contexts-a-number-named-a-number", USAGE, write("d.jsonl", '{"user_input": "q?", "response": "a", "retrieved_contexts": 5}\n'), args=("import", "ragas", "d.jsonl", "--outputs", "o.jsonl"), says="must be a list of texts, not a number"),
 ]
