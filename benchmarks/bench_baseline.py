@@ -8,7 +8,7 @@ answer, claims, metrics), so the figures show what the compact form leaves out.
 flushed to disk, read back and validated before it replaces the old one. ``load``
 parses and validates every field. ``compare`` is the run against the loaded baseline,
 as ``ragrail run`` does next. Target (issue 13): save, load and compare each under 2 s
-at 100,000 (``bench_compare.py`` has the worst case for compare: a diff of 115,000 lines).
+at 100,000 (``bench_diff.py`` has the worst case for compare: a diff of 115,000 lines).
 
 Wall time counts waiting for a busy CPU, so CPU time is printed beside it, and so is a
 reference loop (``sum(range(1000))``, about 8 us on an idle, current machine) to scale
@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ragrail.compare import compare
+from ragrail.diff import compare
 from ragrail.results import (
     ArticleScores,
     CaseResult,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ragrail.compare import compare
 from ragrail.config import example_dir
+from ragrail.diff import compare
 from ragrail.errors import InputError, SystemFailure
 from ragrail.results import load_run
 from ragrail.store.baseline import (

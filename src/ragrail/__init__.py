@@ -14,8 +14,6 @@ stays fast.
 
 from __future__ import annotations
 
-import sys
-import types
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +30,8 @@ _LAZY = {
     "RunResult": "ragrail.results",
     "CaseResult": "ragrail.results",
     "Totals": "ragrail.results",
-    "Diff": "ragrail.compare",
-    "Change": "ragrail.compare",
+    "Diff": "ragrail.diff",
+    "Change": "ragrail.diff",
     "Baseline": "ragrail.store.baseline",
     "GoldenSet": "ragrail.golden",
     "Case": "ragrail.golden",
@@ -69,8 +67,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (the package ships py.typed
     from ragrail.api import evaluate as evaluate
     from ragrail.api import load_results as load_results
     from ragrail.api import save_baseline as save_baseline
-    from ragrail.compare import Change as Change
-    from ragrail.compare import Diff as Diff
+    from ragrail.diff import Change as Change
+    from ragrail.diff import Diff as Diff
     from ragrail.errors import InputError as InputError
     from ragrail.errors import RagrailError as RagrailError
     from ragrail.errors import SystemFailure as SystemFailure
@@ -94,21 +92,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
-
-
-class _Package(types.ModuleType):
-    """The ``ragrail`` module, whose API names win over its submodules of the same name.
-
-    Importing a submodule binds it on its package: ``import ragrail.compare``
-    (done inside ragrail) would turn ``ragrail.compare``, the function, into the
-    module. The submodule stays importable as ever (``from ragrail.compare import
-    Diff``, ``importlib.import_module("ragrail.compare")``).
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _LAZY and isinstance(value, types.ModuleType):
-            return  # the API name stays (or is imported on first use)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

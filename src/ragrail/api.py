@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from ragrail.errors import InputError
 
 if TYPE_CHECKING:
-    from ragrail.compare import Diff
     from ragrail.config import Project
+    from ragrail.diff import Diff
     from ragrail.golden import Case, GoldenSet
     from ragrail.results import RunResult
     from ragrail.store.baseline import Baseline
@@ -330,7 +330,7 @@ def assert_no_regression(result: RunResult, baseline: BaselineLike | None = None
 def regression_lines(result: RunResult, diff: Diff) -> list[str]:
     """The verdict line (``2 questions got worse``), then one WORSE or ERROR line per
     question that keeps the verdict from being clean, its id and text made visible."""
-    from ragrail.compare import first_error, judge_failed
+    from ragrail.diff import first_error, judge_failed
     from ragrail.reports.text import visible
 
     lines = [f"ragrail: {diff.summary()}"]

@@ -41,8 +41,8 @@ from ragrail.settings import (
 
 if TYPE_CHECKING:
     from ragrail.calls.layer import ProgressFn
-    from ragrail.compare import Diff
     from ragrail.config import Project
+    from ragrail.diff import Diff
     from ragrail.golden import GoldenSet
     from ragrail.judge import JudgeConfig, JudgePlan
     from ragrail.results import Corrected, RunResult
@@ -383,7 +383,7 @@ def compare_with_baseline(
 ) -> Diff | None:
     """The per-question diff against ``baseline`` (a run, a loaded baseline, or a baseline
     file, compact or a whole saved run, that may not exist yet: None then)."""
-    from ragrail.compare import compare
+    from ragrail.diff import compare
     from ragrail.results import RunResult
     from ragrail.store.baseline import Baseline, load_baseline
 
@@ -407,14 +407,14 @@ def record(project: Project, result: RunResult, path: Path | None = None) -> int
 
 def judge_errors(result: RunResult) -> int:
     """Questions the judge failed on."""
-    from ragrail.compare import judge_failed
+    from ragrail.diff import judge_failed
 
     return sum(1 for c in result.cases if judge_failed(c))
 
 
 def failures(result: RunResult, diff: Diff | None = None) -> str | None:
     """Why the run has no clean verdict (failed calls, judge failures), or None."""
-    from ragrail.compare import error_phrases
+    from ragrail.diff import error_phrases
 
     n_judge = judge_errors(result)
     if not (result.totals.n_errors or n_judge):

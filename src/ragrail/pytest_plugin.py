@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from ragrail.compare import Change, Diff
     from ragrail.config import Project
+    from ragrail.diff import Change, Diff
     from ragrail.golden import GoldenSet
     from ragrail.results import CaseResult, RunResult
 
@@ -194,7 +194,7 @@ class RagrailFile(pytest.File):
     def summary_lines(self) -> list[str]:
         """``Kitebase bot: 12 questions, hit rate 91%, recall 86%, answers pass 67%`` and
         the verdict against the baseline."""
-        from ragrail.compare import pct
+        from ragrail.diff import pct
         from ragrail.reports.text import visible
 
         o = self.outcome
@@ -306,7 +306,7 @@ class FailureRepr:
 def case_failure(case: CaseResult, changes: list[Change]) -> CaseFailed | None:
     """Why ``case`` fails (its WORSE or ERROR lines against the baseline first, then its
     failure now), with the evidence; None when it passes."""
-    from ragrail.compare import first_error, judge_failed, pct
+    from ragrail.diff import first_error, judge_failed, pct
     from ragrail.reports.text import visible
 
     reasons = [visible(f"{c.kind}: {c.detail}") for c in changes if c.kind != "fixed"]

@@ -419,17 +419,16 @@ def prepare_merge(
     """Merge the shards' results and read the project's baseline; ``outputs`` are refused
     here, before anything is written, when they cannot be written, would replace an input
     or one of the shards' results."""
-    from ragrail.outputs import check_run_outputs, real
+    from ragrail.outputs import check_run_outputs
     from ragrail.settings import history_path
     from ragrail.store.baseline import load_baseline
 
-    shard_files = {real(p): p for p in paths}
-    for path, what in outputs:
-        if path is not None and real(path) in shard_files:
-            raise InputError(f"{what} would overwrite the shard results {path}", str(path))
-    result = merge(paths, _golden(project, overrides))
     baseline_path = overrides.baseline or project.baseline
+    shards = [(p, "the shard results") for p in paths]
+    check_run_outputs(
+        project, outputs, baseline_path, False, overrides.golden, overrides.docs, shards
+    )
+    result = merge(paths, _golden(project, overrides))
     baseline = load_baseline(baseline_path) if baseline_path.exists() else None
-    check_run_outputs(project, outputs, baseline_path, False, overrides.golden, overrides.docs)
     history = None if overrides.no_history else history_path(project)
     return Merged(result, baseline_path, baseline, history)

@@ -10,7 +10,7 @@ import re
 import pytest
 from rich.cells import cell_len
 
-from ragrail.compare import compare
+from ragrail.diff import compare
 from ragrail.reports.terminal import (
     DEFAULT_WIDTH,
     MIN_WIDTH,
@@ -26,7 +26,7 @@ from ragrail.reports.terminal import (
     wrap,
 )
 from ragrail.results import CaseResult
-from tests.test_compare import case, errored, run
+from tests.test_diff import case, errored, run
 
 N = 120
 LONG_REASONS = [

@@ -8,13 +8,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ragrail.compare import compare
+from ragrail.diff import compare
 from ragrail.reports.junit import junit_xml
 from ragrail.reports.markdown import code, markdown_summary
 from ragrail.reports.terminal import diff_text, scorecard
 from ragrail.reports.text import visible
 from tests.conftest import DATA
-from tests.test_compare import case, errored, run
+from tests.test_diff import case, errored, run
 
 # XML 1.0 section 2.2: the characters a document may contain
 XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from ragrail.compare import compare
+from ragrail.diff import compare
 from ragrail.reports.html import html_report
 from ragrail.reports.junit import junit_xml
 from ragrail.reports.markdown import markdown_summary
 from ragrail.reports.terminal import diff_text, scorecard, totals_lines
 from ragrail.results import JudgeResult
-from tests.test_compare import case, errored, run
+from tests.test_diff import case, errored, run
 
 
 def broken_run():

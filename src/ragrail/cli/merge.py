@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ragrail.cli.common import CONTEXT, PATH, json_option
+from ragrail.cli.common import CONTEXT, OUT_PATH, PATH, json_option
 from ragrail.cli.ui import Out, output_options
 
 
@@ -33,9 +33,9 @@ class MergeOptions:
 )
 @click.option("--baseline", "-b", type=PATH, help="Baseline to compare with.")
 @json_option("the merged results (the same as an unsharded run's)")
-@click.option("--junit", type=PATH, metavar="PATH", help="Write JUnit XML, as `run --junit`.")
+@click.option("--junit", type=OUT_PATH, metavar="PATH", help="Write JUnit XML, as `run --junit`.")
 @click.option(
-    "--markdown", type=PATH, metavar="PATH", help="Write a Markdown summary, as `run --markdown`."
+    "--markdown", type=OUT_PATH, metavar="PATH", help="Write a Markdown summary, as `run --markdown`."
 )
 @click.option(
     "--no-history", is_flag=True, help="Do not record the run in .ragrail/history.sqlite."

@@ -33,7 +33,7 @@ def history_cmd(
     config: Path | None, example: str | None, limit: int, json_path: Path | None
 ) -> int:
     """List recorded runs with their totals (newest last)."""
-    from ragrail.compare import pct
+    from ragrail.diff import pct
     from ragrail.reports.machine import history_json
     from ragrail.reports.text import visible
     from ragrail.run import recorded_answer_rate
@@ -81,7 +81,7 @@ def show(
     run_ref: str, config: Path | None, example: str | None, metrics: bool, json_path: Path | None
 ) -> int:
     """Print one recorded run's scorecard (RUN: an id, latest, or -N)."""
-    from ragrail.compare import run_summary
+    from ragrail.diff import run_summary
     from ragrail.reports.terminal import scorecard
 
     check_outputs([(json_path, "--json results")], config, example)
@@ -129,7 +129,7 @@ def diff(
     RUN_B had errors (a failed call, or the judge failed), as `ragrail run` did.
     """
     from ragrail.app import exit_code
-    from ragrail.compare import compare, error_phrases
+    from ragrail.diff import compare, error_phrases
     from ragrail.reports.machine import diff_json
     from ragrail.reports.terminal import diff_text, verdict_lines
 
@@ -198,7 +198,7 @@ def report(
     drill-down per question (retrieved chunks with the labelled facts
     highlighted, prompt, answer, claims, checks) with filters.
     """
-    from ragrail.compare import compare
+    from ragrail.diff import compare
     from ragrail.fileio import atomic_write_text
     from ragrail.reports.html import html_report
     from ragrail.store.baseline import load_baseline

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape as _html_escape
 
-from ragrail.compare import Diff, first_error, pct, run_summary
+from ragrail.diff import Diff, first_error, pct, run_summary
 from ragrail.reports.text import visible
 from ragrail.results import CaseResult, RunResult, Stat
 from ragrail.scoring.answers import citation_key, citations

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ragrail.compare import Diff
+    from ragrail.diff import Diff
     from ragrail.judge.correct import CorrectedChange
     from ragrail.results import Corrected, RunResult, Stat
 

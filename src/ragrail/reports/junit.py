@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 
-from ragrail.compare import Diff, first_error, judge_failed
+from ragrail.diff import Diff, first_error, judge_failed
 from ragrail.reports.text import visible
 from ragrail.results import RunResult
 

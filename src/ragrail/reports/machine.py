@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ragrail.compare import Diff
+    from ragrail.diff import Diff
     from ragrail.golden import LintProblem
     from ragrail.store.history import RunRow
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ragrail.compare import Diff, first_error, judge_failed, pct, run_summary
+from ragrail.diff import Diff, first_error, judge_failed, pct, run_summary
 from ragrail.reports.text import visible
 from ragrail.results import RunResult
 

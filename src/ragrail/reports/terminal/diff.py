@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ragrail.compare import Diff, error_phrases, pct
+from ragrail.diff import Diff, error_phrases, pct
 from ragrail.reports.text import visible
 
 if TYPE_CHECKING:

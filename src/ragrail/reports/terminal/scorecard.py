@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ragrail.compare import first_error, pct
+from ragrail.diff import first_error, pct
 from ragrail.reports.text import visible
 from ragrail.results import CaseResult, RunResult, Stat, Totals, Usage
 

@@ -1,7 +1,7 @@
 """The baseline a pull request reviews: per-question verdicts and scores, nothing else.
 
 A baseline is what ``--save-baseline`` accepts and what the next run is
-compared with. It keeps only what :func:`ragrail.compare.compare` and a
+compared with. It keeps only what :func:`ragrail.diff.compare` and a
 reviewer need: the run's configuration, fingerprints of the documents and the
 golden set, the totals, and per question its retrieval and answer verdicts,
 whether it errored, its failure cause and its metric values. Prompts, traces,

@@ -1,6 +1,6 @@
 """Comparing a large run with its baseline: 100,000 questions, built in memory.
 
-    python benchmarks/bench_compare.py [--questions 100000]
+    python benchmarks/bench_diff.py [--questions 100000]
 
 The mix exercises every path of ``compare``: retrieval that dropped or rose, single
 answers that flipped, repeated answers (the Fisher test), errors, and questions added
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.bench_baseline import REPEAT, peak_rss_mb, reference_us, timed
 
-from ragrail.compare import compare
+from ragrail.diff import compare
 from ragrail.results import CaseResult, RunConfig, RunResult, Trace
 from ragrail.run import compute_totals
 from ragrail.store.baseline import Baseline

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ragrail.compare import compare, config_changes
+from ragrail.diff import compare, config_changes
 from ragrail.results import (
     CaseResult,
     JudgeResult,
@@ -96,7 +96,7 @@ def test_totals_denominators():
 
 
 def test_fisher_matches_a_hand_computed_value():
-    from ragrail.compare import fisher_one_sided
+    from ragrail.diff import fisher_one_sided
 
     # 5/5 vs 1/5: P(X >= 5) for the hypergeometric with 6 passes among 10, 5 drawn
     # = C(6,5)*C(4,0)/C(10,5) = 6/252
@@ -224,7 +224,7 @@ def test_a_baseline_in_another_order_is_matched_by_id_and_lines_follow_the_run()
 
 
 def test_the_answer_flip_test_counts_questions_answered_in_both_runs():
-    from ragrail.compare import answer_flip_test
+    from ragrail.diff import answer_flip_test
 
     base = run([case(i, 1.0, True) for i in "abc"] + [case("d", 1.0, False), case("n", 1.0, None)])
     new = run(
