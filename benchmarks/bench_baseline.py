@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ragrail.diff import compare
-from ragrail.results import (
+from ragrail.records.results import (
     ArticleScores,
     CaseResult,
     Claim,

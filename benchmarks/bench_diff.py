@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.bench_baseline import REPEAT, peak_rss_mb, reference_us, timed
 
 from ragrail.diff import compare
-from ragrail.results import CaseResult, RunConfig, RunResult, Trace
+from ragrail.records.results import CaseResult, RunConfig, RunResult, Trace
 from ragrail.run import compute_totals
 from ragrail.store.baseline import Baseline
 

@@ -64,7 +64,8 @@ def load(toml: Path) -> tuple[list[Any], list[Any], Any]:
 
 def set_up(options: Any) -> float:
     """Seconds to build the tables a process builds once, on first use."""
-    from ragrail.scoring import claims, tokens
+    from ragrail.scoring import claims
+    from ragrail.text import tokens
 
     start = time.perf_counter()
     tokens._word()
@@ -75,7 +76,8 @@ def set_up(options: Any) -> float:
 
 def _empty_memos(language: str) -> None:
     """Forget what earlier timings remembered of the texts they scored."""
-    from ragrail.scoring import answers, matching, tokens
+    from ragrail.scoring import answers
+    from ragrail.text import matching, tokens
 
     for module, name in ((matching, "normalise"), (matching, "slug"), (answers, "citation_key")):
         clear = getattr(getattr(module, name), "cache_clear", None)
@@ -103,7 +105,7 @@ def score_all(cases: list[Any], traces: list[Any], options: Any) -> tuple[float,
     opts = fresh(options)
     args: tuple[Any, ...] = (0.0,)
     if hasattr(opts, "cache") and "normalised" in inspect.signature(assign_cause).parameters:
-        from ragrail.scoring.matching import normalise
+        from ragrail.text.matching import normalise
 
         args = (0.0, opts.cache.memoised(normalise))  # as score_run should call it
     gc.collect()

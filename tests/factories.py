@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragrail.results import CaseResult, RunConfig, RunResult
+from ragrail.records.results import CaseResult, RunConfig, RunResult
 from ragrail.run import compute_totals
 
 

@@ -15,7 +15,7 @@ import pytest
 from ragrail.config import example_dir
 from ragrail.diff import compare
 from ragrail.errors import InputError, SystemFailure
-from ragrail.results import load_run
+from ragrail.records.results import load_run
 from ragrail.store.baseline import (
     Baseline,
     fingerprint_docs,

@@ -64,7 +64,7 @@ def test_demo_json_explains_lost_phone_and_bank_transfer(cli, tmp_path):
     out = tmp_path / "results.json"
     r = cli("demo", "--json", str(out))
     assert r.code == 0
-    from ragrail.results import load_run
+    from ragrail.records.results import load_run
 
     run = load_run(out, "results")
     lost = run.case("lost-phone")

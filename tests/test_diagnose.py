@@ -15,7 +15,7 @@ from ragrail.diagnose import (
     locate_missed_facts,
 )
 from ragrail.golden import Case
-from ragrail.results import CaseResult, MissedFact, Trace
+from ragrail.records.results import CaseResult, MissedFact, Trace
 from ragrail.system.corpus import Chunk
 from ragrail.system.pipeline import Pipeline, PipelineSettings
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from ragrail.diff import compare, config_changes
-from ragrail.results import (
+from ragrail.records.results import (
     CaseResult,
     JudgeResult,
     RetrievedChunk,

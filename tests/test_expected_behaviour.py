@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ragrail.config import SystemConfig
-from ragrail.results import RunResult, Trace, load_run
+from ragrail.records.results import RunResult, Trace, load_run
 from ragrail.system.adapters import HttpSystem, OutputsFile, parse_output
 
 TOML = """name = "support bot"

@@ -10,10 +10,10 @@ import pytest
 
 from ragrail.errors import InputError
 from ragrail.golden import Case, add_case, lint_golden, load_golden
-from ragrail.results import CaseResult, RetrievedChunk, Trace, load_run
+from ragrail.records.results import CaseResult, RetrievedChunk, Trace, load_run
 from ragrail.scoring.case import ScoringOptions, score_case
-from ragrail.scoring.matching import Fact
 from ragrail.system.corpus import chunk_by_section, chunk_by_words, load_documents
+from ragrail.text.matching import Fact
 
 RAW_FACTS = ["30 days", {"any": ["10%", "10 percent"]}, {"regex": r"\d+ business days"}]
 QUESTION = "How do refunds work?"
@@ -155,7 +155,7 @@ def test_scoring_reads_structured_facts_and_loose_citations(tmp_path):
 
 
 def test_a_saved_run_keeps_structured_facts(tmp_path):
-    from ragrail.results import RunConfig
+    from ragrail.records.results import RunConfig
     from ragrail.run import score_run
 
     result = _result(tmp_path)

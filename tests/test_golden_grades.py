@@ -12,7 +12,7 @@ import pytest
 
 from ragrail.errors import InputError
 from ragrail.golden import Case, add_case, lint_golden, load_golden
-from ragrail.results import Trace
+from ragrail.records.results import Trace
 from ragrail.scoring.case import ScoringOptions, score_case
 
 GRADED = {"plans": 2, "billing": 1, "faq": 0}
@@ -124,7 +124,7 @@ def test_add_to_a_csv_with_graded_rows_keeps_them(tmp_path):
 
 
 def retrieved(*sources: str):
-    from ragrail.results import RetrievedChunk
+    from ragrail.records.results import RetrievedChunk
 
     return [
         RetrievedChunk(id=f"{s}#1", source=s, rank=i, score=1.0, text=f"{s} text")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ragrail.errors import InputError
-from ragrail.results import RunResult, load_run
+from ragrail.records.results import RunResult, load_run
 from ragrail.store import statedb
 from ragrail.store.history import (
     MIGRATIONS,

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from ragrail.judge import ClaimsReply, cohen_kappa, model_family, parse_reply
-from ragrail.results import CaseResult, Trace
+from ragrail.records.results import CaseResult, Trace
 from ragrail.scoring.claims import split_claims
 from tests.factories import run_result
 from tests.fake_llm import FakeLLM, Reply

@@ -1,4 +1,4 @@
-from ragrail.results import ArticleScores, RetrievedChunk
+from ragrail.records.results import ArticleScores, RetrievedChunk
 
 
 def test_instances_given_the_same_fields_share_one_set_and_keep_their_values():
@@ -42,7 +42,7 @@ def test_assigning_a_field_already_given_keeps_the_shared_set():
 
 def test_instances_assigned_the_same_new_field_share_a_set_again():
     """A cause given to 85,000 failing cases must not cost a set each."""
-    from ragrail.results import ArticleScores
+    from ragrail.records.results import ArticleScores
 
     a, b, c = ArticleScores(), ArticleScores(), ArticleScores()
     a.recall_at_k = 0.5

@@ -10,7 +10,7 @@ import pytest
 
 from ragrail.errors import InputError
 from ragrail.golden import Case
-from ragrail.results import Sample
+from ragrail.records.results import Sample
 from ragrail.system.adapters import OutputsFile, parse_output
 
 OUTPUTS_TOML = """name = "outputs bot"

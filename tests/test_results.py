@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ragrail.errors import InputError, SystemFailure
-from ragrail.results import load_run
+from ragrail.records.results import load_run
 
 # A whole saved run as `--save-baseline` wrote it before baselines were compact: what
 # `--json` writes today, and what an old baseline.json holds.
@@ -202,7 +202,7 @@ def test_a_run_never_saves_nan_as_null(project):
 
 
 def test_the_pieces_of_a_saved_run_are_its_json_exactly(project, monkeypatch):
-    import ragrail.results as results
+    import ragrail.records.results as results
 
     run = load_run(project / "baseline.json")
     assert b"".join(run.json_pieces()).decode() == run.to_json()
@@ -216,7 +216,7 @@ def test_the_pieces_of_a_saved_run_are_its_json_exactly(project, monkeypatch):
 def test_a_large_run_is_saved_with_the_quick_check_and_still_refuses_nan(
     project, monkeypatch
 ):
-    import ragrail.results as results
+    import ragrail.records.results as results
 
     monkeypatch.setattr(results, "READ_BACK_UP_TO", 0)  # every run counts as large
     path = project / "baseline.json"
@@ -240,7 +240,7 @@ def test_a_large_run_is_saved_with_the_quick_check_and_still_refuses_nan(
 
 def test_a_large_run_whose_text_says_nan_is_still_saved(project, monkeypatch):
     # the byte scan finds "NaN" and "Infinity" in an answer: the full read-back runs, and passes
-    import ragrail.results as results
+    import ragrail.records.results as results
 
     monkeypatch.setattr(results, "READ_BACK_UP_TO", 0)
     run = load_run(project / "baseline.json")

@@ -235,7 +235,7 @@ def old_bm25_rows(r, questions: list[str]):
     """BM25's dense score rows as before: bm25s's own get_scores, one question at a time."""
     import numpy as np
 
-    from ragrail.scoring.tokens import bm25_terms
+    from ragrail.text.tokens import bm25_terms
 
     rows = []
     for question in questions:
@@ -306,8 +306,8 @@ def test_bm25_batched_scores_are_bm25s_own_bit_for_bit():
     as bm25s adds them; another order changes the last bit of many sums."""
     import numpy as np
 
-    from ragrail.scoring.tokens import bm25_terms
     from ragrail.system.retrieval import BM25Retriever
+    from ragrail.text.tokens import bm25_terms
 
     rng = random.Random(11)
     vocab = [f"w{i}" for i in range(30)]

@@ -206,7 +206,7 @@ def test_effective_n_hand_computed():
 
 
 def test_totals_use_questions_with_repeats_and_answers_without():
-    from ragrail.results import CaseResult, Sample, Trace
+    from ragrail.records.results import CaseResult, Sample, Trace
     from ragrail.run import compute_totals
     from ragrail.stats import clustered_rate
 

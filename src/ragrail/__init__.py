@@ -17,19 +17,18 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
 # name -> the module that defines it
 _LAZY = {
+    "__version__": "ragrail._version",
     "evaluate": "ragrail.api",
     "compare": "ragrail.api",
     "assert_no_regression": "ragrail.api",
     "save_baseline": "ragrail.api",
     "load_results": "ragrail.api",
     "load_golden": "ragrail.golden",
-    "RunResult": "ragrail.results",
-    "CaseResult": "ragrail.results",
-    "Totals": "ragrail.results",
+    "RunResult": "ragrail.records.results",
+    "CaseResult": "ragrail.records.results",
+    "Totals": "ragrail.records.results",
     "Diff": "ragrail.diff",
     "Change": "ragrail.diff",
     "Baseline": "ragrail.store.baseline",
@@ -62,6 +61,7 @@ __all__ = [  # "__version__" and every name of _LAZY (tests/test_api.py checks)
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see (the package ships py.typed)
+    from ragrail._version import __version__ as __version__
     from ragrail.api import assert_no_regression as assert_no_regression
     from ragrail.api import compare as compare
     from ragrail.api import evaluate as evaluate
@@ -75,9 +75,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (the package ships py.typed
     from ragrail.golden import Case as Case
     from ragrail.golden import GoldenSet as GoldenSet
     from ragrail.golden import load_golden as load_golden
-    from ragrail.results import CaseResult as CaseResult
-    from ragrail.results import RunResult as RunResult
-    from ragrail.results import Totals as Totals
+    from ragrail.records.results import CaseResult as CaseResult
+    from ragrail.records.results import RunResult as RunResult
+    from ragrail.records.results import Totals as Totals
     from ragrail.store.baseline import Baseline as Baseline
 
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ragrail.config import Project
     from ragrail.diff import Diff
     from ragrail.golden import Case, GoldenSet
-    from ragrail.results import RunResult
+    from ragrail.records.results import RunResult
     from ragrail.store.baseline import Baseline
 
 PathLike: TypeAlias = "str | os.PathLike[str]"
@@ -175,7 +175,7 @@ def evaluate(
 
 
 def _is_run(value: object) -> bool:
-    from ragrail.results import RunResult
+    from ragrail.records.results import RunResult
     from ragrail.store.baseline import Baseline
 
     return isinstance(value, RunResult | Baseline)
@@ -331,7 +331,7 @@ def regression_lines(result: RunResult, diff: Diff) -> list[str]:
     """The verdict line (``2 questions got worse``), then one WORSE or ERROR line per
     question that keeps the verdict from being clean, its id and text made visible."""
     from ragrail.diff import first_error, judge_failed
-    from ragrail.reports.text import visible
+    from ragrail.text.guard import visible
 
     lines = [f"ragrail: {diff.summary()}"]
     if diff.config_changes:
@@ -388,7 +388,7 @@ def _check_baseline_target(path: Path, origin: _Origin | None) -> None:
 
 def load_results(path: PathLike) -> RunResult:
     """A run saved with ``ragrail run --json`` (or ``result.save(path)``)."""
-    from ragrail.results import load_run
+    from ragrail.records.results import load_run
 
     return load_run(_path(path, "path"), "results")
 

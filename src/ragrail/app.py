@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ragrail.diff import Diff
     from ragrail.golden import GoldenSet
     from ragrail.judge import JudgeConfig, JudgePlan
-    from ragrail.results import Corrected, RunResult
+    from ragrail.records.results import Corrected, RunResult
     from ragrail.scoring.case import ScoringOptions
     from ragrail.store.baseline import Baseline
 
@@ -384,7 +384,7 @@ def compare_with_baseline(
     """The per-question diff against ``baseline`` (a run, a loaded baseline, or a baseline
     file, compact or a whole saved run, that may not exist yet: None then)."""
     from ragrail.diff import compare
-    from ragrail.results import RunResult
+    from ragrail.records.results import RunResult
     from ragrail.store.baseline import Baseline, load_baseline
 
     if baseline is None:

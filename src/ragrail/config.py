@@ -49,7 +49,7 @@ class PipelineConfig(BaseModel):
     @field_validator("language")
     @classmethod
     def _language_is_known(cls, value: str) -> str:
-        from ragrail.scoring.tokens import check_language
+        from ragrail.text.tokens import check_language
 
         return check_language(value)
 
@@ -162,7 +162,7 @@ class ScoringConfig(BaseModel):
     @field_validator("abstain_phrases", "refuse_phrases", "escalate_phrases")
     @classmethod
     def _phrases_not_blank(cls, value: list[str]) -> list[str]:
-        from ragrail.scoring.matching import normalise
+        from ragrail.text.matching import normalise
 
         for phrase in value:
             if not normalise(phrase).strip(" .…"):

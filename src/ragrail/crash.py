@@ -187,7 +187,7 @@ def _copy_error(exc: shutil.Error) -> Crash | None:
 
 def report_text(exc: BaseException, argv: list[str] | None) -> str:
     """The full report: versions, command line and traceback."""
-    from ragrail import __version__
+    from ragrail._version import __version__
 
     lines = [
         f"ragrail {__version__} internal error report",

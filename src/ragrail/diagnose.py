@@ -30,10 +30,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ragrail.golden import Case
-from ragrail.results import CaseResult, MissedFact
+from ragrail.records.results import CaseResult, MissedFact
 from ragrail.scoring.behaviour import expected_of
-from ragrail.scoring.matching import find, find_all, normalise
 from ragrail.system.corpus import Chunk
+from ragrail.text.matching import find, find_all, normalise
 
 if TYPE_CHECKING:
     from ragrail.system.pipeline import Pipeline
@@ -237,7 +237,7 @@ def assign_cause(
 ) -> None:
     """Set ``cause`` and ``cause_detail`` on a failing case (answer failed or errored).
     ``normalised``: how a chunk's text is normalised (a run's memo of
-    :func:`~ragrail.scoring.matching.normalise`, ``ScoringOptions.cache.memoised``)."""
+    :func:`~ragrail.text.matching.normalise`, ``ScoringOptions.cache.memoised``)."""
     if not result.errored and result.answer_pass is not False:
         result.cause = result.cause_detail = None
         return

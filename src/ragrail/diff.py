@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from ragrail.gcpause import paused_gc
-from ragrail.results import CaseResult, RunResult
+from ragrail.records.results import CaseResult, RunResult
 from ragrail.stats import McNemar, mcnemar_exact
 from ragrail.store.baseline.model import rounded
 

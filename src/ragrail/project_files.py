@@ -98,7 +98,7 @@ def installed_source() -> InstallSource:
     """How the running ragrail was installed, as a pip requirement for CI."""
     from importlib import metadata
 
-    from ragrail import __version__
+    from ragrail._version import __version__
 
     try:
         raw = metadata.distribution("ragrail").read_text("direct_url.json")
@@ -115,8 +115,8 @@ def installed_source() -> InstallSource:
 
 def workflow_text(source: InstallSource | None = None) -> str:
     """The GitHub Actions workflow, installing ragrail from ``source`` (default: this one's)."""
-    from ragrail import __version__
-    from ragrail.reports.text import visible
+    from ragrail._version import __version__
+    from ragrail.text.guard import visible
 
     source = source or installed_source()
     text = (TEMPLATES / "evals.yml").read_text(encoding="utf-8")

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ragrail.config import Project
     from ragrail.diff import Change, Diff
     from ragrail.golden import GoldenSet
-    from ragrail.results import CaseResult, RunResult
+    from ragrail.records.results import CaseResult, RunResult
 
 CONFIG_NAME = "ragrail.toml"
 _CONFIG = pytest.StashKey[Path]()  # the project file of this session, when --ragrail
@@ -145,7 +145,7 @@ class RagrailFile(pytest.File):
         from ragrail import app
         from ragrail.errors import RagrailError
         from ragrail.golden import load_golden
-        from ragrail.reports.text import visible
+        from ragrail.text.guard import visible
 
         try:
             self.project = app.load_project(self.path)
@@ -173,8 +173,8 @@ class RagrailFile(pytest.File):
         from ragrail import app
         from ragrail.errors import RagrailError
         from ragrail.golden import GoldenSet
-        from ragrail.reports.text import visible
         from ragrail.settings import Overrides
+        from ragrail.text.guard import visible
 
         golden = self.golden
         if self.selected is not None and len(self.selected) < len(golden.cases):
@@ -195,7 +195,7 @@ class RagrailFile(pytest.File):
         """``Kitebase bot: 12 questions, hit rate 91%, recall 86%, answers pass 67%`` and
         the verdict against the baseline."""
         from ragrail.diff import pct
-        from ragrail.reports.text import visible
+        from ragrail.text.guard import visible
 
         o = self.outcome
         if o is None or o.result is None:
@@ -307,7 +307,7 @@ def case_failure(case: CaseResult, changes: list[Change]) -> CaseFailed | None:
     """Why ``case`` fails (its WORSE or ERROR lines against the baseline first, then its
     failure now), with the evidence; None when it passes."""
     from ragrail.diff import first_error, judge_failed, pct
-    from ragrail.reports.text import visible
+    from ragrail.text.guard import visible
 
     reasons = [visible(f"{c.kind}: {c.detail}") for c in changes if c.kind != "fixed"]
     if case.errored:

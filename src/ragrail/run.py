@@ -8,7 +8,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ragrail.golden import Case, GoldenSet
-from ragrail.results import (
+from ragrail.records.results import (
     ArticleScores,
     CaseResult,
     Expected,
@@ -202,7 +202,7 @@ def score_cases(
     before :func:`compute_totals` adds them up on the driver."""
     from ragrail.diagnose import assign_cause, locate_missed_facts
     from ragrail.gcpause import paused_gc
-    from ragrail.scoring.matching import normalise
+    from ragrail.text.matching import normalise
 
     normalised = options.cache.memoised(normalise)  # the run's own memo, bounded with it
     results = []

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ConfigDict, Field, ValidationError
 
 from ragrail.errors import InputError
-from ragrail.lean import LeanModel
+from ragrail.records.lean import LeanModel
 
 if TYPE_CHECKING:
     from ragrail.app import Prepared
     from ragrail.config import Project
     from ragrail.golden import GoldenSet
-    from ragrail.results import RunResult, Usage
+    from ragrail.records.results import RunResult, Usage
     from ragrail.scoring.case import ScoringOptions
     from ragrail.settings import Overrides
 
@@ -200,7 +200,7 @@ def shard_pieces(result: RunResult, info: ShardInfo) -> Iterator[bytes]:
 def save_shard(result: RunResult, info: ShardInfo, path: Path) -> None:
     """Write the shard's results atomically, read back with :func:`load_shard` first."""
     from ragrail.fileio import atomic_write_text
-    from ragrail.results import READ_BACK_UP_TO
+    from ragrail.records.results import READ_BACK_UP_TO
 
     def read_back(written: Path) -> None:
         from ragrail.errors import SystemFailure
@@ -221,7 +221,7 @@ def load_shard(path: Path, shown: Path | None = None) -> ShardRun:
     """A shard's results file, checked on its own: a run with a valid ``"shard"`` field
     whose every case belongs to that shard. Each problem is an InputError naming the file."""
     from ragrail.fileio import load_json
-    from ragrail.results import parse_run
+    from ragrail.records.results import parse_run
 
     where = str(shown or path)
     data = load_json(path, "shard results")
@@ -276,7 +276,7 @@ def merge(paths: Sequence[Path], golden: GoldenSet) -> RunResult:
     if not shards:
         raise InputError("give the results of every shard to merge")
     first = shards[0]
-    from ragrail import __version__
+    from ragrail._version import __version__
 
     if first.run.ragrail_version != __version__:
         # the merged run says which ragrail scored it: the one that ran the shards
@@ -345,7 +345,7 @@ def _check_same(first: ShardRun, shard: ShardRun) -> None:
 
 
 def _combine(shards: Sequence[ShardRun]) -> RunResult:
-    from ragrail.results import RunResult
+    from ragrail.records.results import RunResult
     from ragrail.run import compute_totals
 
     first = shards[0]
@@ -378,7 +378,7 @@ def _combine(shards: Sequence[ShardRun]) -> RunResult:
 
 def _sum_usage(usages: Sequence[Usage | None]) -> Usage | None:
     """The shards' call totals added up; an unknown count or cost stays unknown (None)."""
-    from ragrail.results import Usage
+    from ragrail.records.results import Usage
 
     known = [u for u in usages if u is not None]
     if not known:

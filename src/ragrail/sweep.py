@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ragrail.golden import GoldenSet
-from ragrail.results import RetrievedChunk, RunResult
+from ragrail.records.results import RetrievedChunk, RunResult
 from ragrail.run import evaluate
 from ragrail.scoring.case import ScoringOptions
 from ragrail.scoring.retrieval import facts_retrieved

@@ -66,7 +66,7 @@ def test_an_empty_passage_is_never_placed(placer):
 def test_documents_with_a_fact_use_the_fact_matcher(placer):
     assert placer.documents_with("30 days") == ["account", "returns"]
     assert placer.documents_with("3 days") == []  # token boundaries: not in "30 days"
-    from ragrail.scoring.matching import parse_fact
+    from ragrail.text.matching import parse_fact
 
     assert placer.documents_with(parse_fact({"regex": "orders > (track|invoices)"})) == [
         "billing",

@@ -17,7 +17,7 @@ from ragrail.judge.correct import (
     recorrect,
     verdicts,
 )
-from ragrail.results import (
+from ragrail.records.results import (
     CaseResult,
     CriterionResult,
     JudgeResult,

@@ -19,8 +19,8 @@ from ragrail.errors import InputError
 from ragrail.judge.core import judge_totals
 from ragrail.judge.correct import merge_corrections
 from ragrail.judge.validate import load_labels
+from ragrail.records.results import RunResult
 from ragrail.reports.terminal.scorecard import judged_total_lines
-from ragrail.results import RunResult
 from tests.fake_llm import FakeLLM, Reply
 from tests.judge.test_correct import RUN, corrected_run
 from tests.judge.test_correct_cli import HUMAN, LABELLED, judge_script, project

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+from ragrail.records.results import load_run
 from ragrail.reports import html
-from ragrail.results import load_run
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ragrail.records.results import load_run
 from ragrail.reports.terminal import scorecard
 from ragrail.reports.terminal.scorecard import (
     LIST_ALL_UP_TO,
@@ -11,7 +12,6 @@ from ragrail.reports.terminal.scorecard import (
     answer_label,
     retrieval_label,
 )
-from ragrail.results import load_run
 
 WHOLE_RUN = Path(__file__).parents[1] / "data" / "baselines" / "kitebase-v1.json"
 

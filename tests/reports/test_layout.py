@@ -11,6 +11,7 @@ import pytest
 from rich.cells import cell_len
 
 from ragrail.diff import compare
+from ragrail.records.results import CaseResult
 from ragrail.reports.terminal import (
     DEFAULT_WIDTH,
     MIN_WIDTH,
@@ -25,7 +26,6 @@ from ragrail.reports.terminal import (
     terminal_width,
     wrap,
 )
-from ragrail.results import CaseResult
 from tests.test_diff import case, errored, run
 
 N = 120

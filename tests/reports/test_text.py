@@ -12,7 +12,7 @@ from ragrail.diff import compare
 from ragrail.reports.junit import junit_xml
 from ragrail.reports.markdown import code, markdown_summary
 from ragrail.reports.terminal import diff_text, scorecard
-from ragrail.reports.text import visible
+from ragrail.text.guard import visible
 from tests.conftest import DATA
 from tests.test_diff import case, errored, run
 

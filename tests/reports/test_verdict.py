@@ -6,11 +6,11 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ragrail.diff import compare
+from ragrail.records.results import JudgeResult
 from ragrail.reports.html import html_report
 from ragrail.reports.junit import junit_xml
 from ragrail.reports.markdown import markdown_summary
 from ragrail.reports.terminal import diff_text, scorecard, totals_lines
-from ragrail.results import JudgeResult
 from tests.test_diff import case, errored, run
 
 

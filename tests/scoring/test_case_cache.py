@@ -7,13 +7,13 @@ import random
 
 from ragrail.diagnose import assign_cause
 from ragrail.golden import Case
-from ragrail.results import RetrievedChunk, Sample, Trace
+from ragrail.records.results import RetrievedChunk, Sample, Trace
 from ragrail.scoring import ranking
 from ragrail.scoring.case import ScoringOptions, article_scores, score_case
 from ragrail.scoring.claims import check_claim, check_claims, numbers
-from ragrail.scoring.matching import normalise
 from ragrail.scoring.memo import ScoringCache
-from ragrail.scoring.tokens import terms
+from ragrail.text.matching import normalise
+from ragrail.text.tokens import terms
 
 CHUNKS = {
     "refunds#1": (

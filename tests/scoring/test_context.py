@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragrail.results import RetrievedChunk
+from ragrail.records.results import RetrievedChunk
 from ragrail.scoring.context import (
     context_average_precision,
     context_precision,

@@ -13,9 +13,10 @@ import unicodedata
 
 import pytest
 
-from ragrail.scoring import answers, claims, matching, tokens
+from ragrail.scoring import answers, claims
 from ragrail.scoring.memo import ScoringCache
-from ragrail.scoring.tokens import Analyzer
+from ragrail.text import matching, tokens
+from ragrail.text.tokens import Analyzer
 
 PIECES = [
     *"    \n\t.,;:!?()[]#%-_*'\"",
@@ -168,7 +169,7 @@ def test_ascii_word_characters_bind_as_any_word_character_does():
 def test_no_non_ascii_small_talk_word_has_an_ascii_term_in_any_language():
     """What lets an all-ASCII clause be checked against the ASCII small talk only."""
     from ragrail.scoring.claims import SMALL_TALK, _ascii_small_talk, _small_talk
-    from ragrail.scoring.tokens import LANGUAGES, terms
+    from ragrail.text.tokens import LANGUAGES, terms
 
     others = " ".join(w for w in SMALL_TALK if not w.isascii())
     for language in (*LANGUAGES, "auto"):
@@ -183,7 +184,7 @@ def test_ascii_offsets_agree_with_the_character_walk() -> None:
     import random
     import string
 
-    from ragrail.scoring.matching import _ascii_with_offsets, _folded_with_offsets
+    from ragrail.text.matching import _ascii_with_offsets, _folded_with_offsets
 
     rng = random.Random(7)
     alphabet = string.ascii_letters + string.digits + " \t\n\r\x0b\x0c\x1c.,;:!?-'\""

@@ -8,7 +8,7 @@ import pickle
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from ragrail.scoring.matching import (
+from ragrail.text.matching import (
     Fact,
     FactField,
     at_boundaries,

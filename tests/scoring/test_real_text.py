@@ -24,8 +24,8 @@ import pytest
 
 from ragrail.scoring.answers import abstains, check_answer, citations
 from ragrail.scoring.claims import check_claims, split_claims
-from ragrail.scoring.matching import contains, parse_fact, slug
-from ragrail.scoring.tokens import tokens
+from ragrail.text.matching import contains, parse_fact, slug
+from ragrail.text.tokens import tokens
 
 ANY_10 = {"any": ["10%", "10 percent"]}
 REFUND = {"refund-policy#1": "Refund Policy", "refund-policy#2": "Refund Policy"}

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ragrail.results import RetrievedChunk
+from ragrail.records.results import RetrievedChunk
 from ragrail.scoring.retrieval import facts_retrieved, hit, recall
 
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from ragrail.scoring.tokens import (
+from ragrail.text.tokens import (
     LANGUAGES,
     bm25_terms,
     check_language,

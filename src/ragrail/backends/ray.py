@@ -247,7 +247,7 @@ def _pipeline(ray: Any, p: Prepared, evaluation: Evaluation, progress: Progress 
     from contextlib import nullcontext
 
     from ragrail.calls.layer import CallResult, UsageTotals
-    from ragrail.results import RunResult
+    from ragrail.records.results import RunResult
     from ragrail.run import compute_totals
     from ragrail.settings import answerer_spec, pipeline_settings
 
@@ -303,7 +303,7 @@ def _pipeline(ray: Any, p: Prepared, evaluation: Evaluation, progress: Progress 
 def _system(ray: Any, p: Prepared, evaluation: Evaluation) -> None:
     from ragrail.app import make_system
     from ragrail.gcpause import paused_gc
-    from ragrail.results import RunResult
+    from ragrail.records.results import RunResult
     from ragrail.run import compute_totals, system_config
 
     cases = p.golden.cases

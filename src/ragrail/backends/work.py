@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ragrail.golden import Case
     from ragrail.judge.config import JudgeConfig, Prompts
     from ragrail.online.record import Conversation
-    from ragrail.results import CaseResult, RunConfig, Trace
+    from ragrail.records.results import CaseResult, RunConfig, Trace
     from ragrail.scoring.case import ScoringOptions
     from ragrail.scoring.memo import ScoringCache
     from ragrail.settings import Overrides

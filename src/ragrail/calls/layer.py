@@ -27,7 +27,7 @@ from ragrail.calls.cache import ResponseCache, cache_key
 from ragrail.calls.limiter import RateLimiter, estimate_tokens
 from ragrail.calls.prices import Price, cost_usd
 from ragrail.calls.providers import Followup, Provider
-from ragrail.results import Usage
+from ragrail.records.results import Usage
 
 T = TypeVar("T")
 

@@ -60,7 +60,7 @@ def cache_stats(config: Path | None, json_path: Path | None) -> int:
     size = path.stat().st_size
     out.json(cache_json(path, count, size, by_model, vectors), json_path, "--json cache stats")
     out.verdict(f"{path}: {count} cached replies, {size:,} bytes")
-    from ragrail.reports.text import visible
+    from ragrail.text.guard import visible
 
     for provider, model, n in by_model:  # rows any sqlite3 session could have written
         out.say(f"  {visible(provider):<10} {visible(model):<30} {n}")
@@ -87,7 +87,7 @@ def _embeddings_lines(
     out: Out, vectors: tuple[Path, int, int, list[tuple[str, str, int]]] | None
 ) -> None:
     """The embeddings cache's lines of ``cache stats`` (none when there is no file)."""
-    from ragrail.reports.text import visible
+    from ragrail.text.guard import visible
 
     if vectors is None:
         return

@@ -110,7 +110,7 @@ def results_file(ref: str) -> Path | None:
 
 def load_run_ref(ref: str, project: Any) -> Any:  # -> results.RunResult
     """A run from a results file (a path that exists) or from the history (id, latest, -N)."""
-    from ragrail.results import load_run
+    from ragrail.records.results import load_run
     from ragrail.store.history import History
 
     path = Path(ref)

@@ -33,7 +33,7 @@ def _say(line: str) -> None:
     traceback."""
     import contextlib
 
-    from ragrail.reports.text import visible
+    from ragrail.text.guard import visible
 
     with contextlib.suppress(OSError, ValueError):
         click.echo(visible(line), err=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ragrail import __version__
+from ragrail._version import __version__
 from ragrail.cli.common import CONTEXT
 from ragrail.cli.ui import output_options
 

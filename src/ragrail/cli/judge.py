@@ -137,8 +137,8 @@ def judge_validate(
     from ragrail.judge import load_labels, validate_judge
     from ragrail.outputs import guard_outputs
     from ragrail.reports.machine import validation_json
-    from ragrail.reports.text import visible
     from ragrail.store.history import History
+    from ragrail.text.guard import visible
 
     project = load_project(config, example)
     reads = [(labels_path, "the labels file"), (results_file(run_ref), "the results file")]
@@ -210,7 +210,7 @@ def _to_halve(a: Any) -> str:
 
 
 def _print_agreement(out: Out, label: str, skipped: int, a: Any) -> None:
-    from ragrail.reports.text import visible
+    from ragrail.text.guard import visible
 
     out.say(
         f"Judge {visible(label)} vs {a.n} human labels: criterion "
@@ -283,7 +283,7 @@ def judge_pairwise(
     from ragrail.outputs import guard_outputs
     from ragrail.reports.machine import pairwise_json
     from ragrail.reports.terminal import usage_cost
-    from ragrail.reports.text import visible
+    from ragrail.text.guard import visible
 
     project = load_project(config, example)
     reads = [(results_file(run_a), "RUN_A's results"), (results_file(run_b), "RUN_B's results")]

@@ -50,7 +50,7 @@ def ingest_cmd(
     """
     from ragrail.online.ingest import check_inputs, ingest
     from ragrail.online.store import LogStore
-    from ragrail.reports.text import visible
+    from ragrail.text.guard import visible
 
     project = logs_project(config, example)
     cfg = project.config.logs

@@ -40,7 +40,7 @@ def check_versions(asked: list[str], known: list[str]) -> None:
     """Exit 2 naming an asked-for version the log does not have, with the ones it has: an
     unknown version would otherwise select nothing and pass for an empty log."""
     from ragrail.errors import InputError
-    from ragrail.reports.text import visible
+    from ragrail.text.guard import visible
 
     for name in asked:
         if name not in known:

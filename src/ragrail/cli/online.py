@@ -82,7 +82,7 @@ def online(
     logs = project.config.logs
     period = by or logs.period
     if compare and compare[0] == compare[1]:
-        from ragrail.reports.text import visible
+        from ragrail.text.guard import visible
 
         raise InputError(
             f"--compare needs two different versions (got {visible(compare[0])!r} twice)"

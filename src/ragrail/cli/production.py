@@ -91,7 +91,7 @@ def score_cmd(
         f"{judged}; flags of {report.changed:,} changed"
     )
     if report.judge_failed:
-        from ragrail.reports.text import visible
+        from ragrail.text.guard import visible
 
         click.echo(
             f"ragrail: the judge failed on {report.judge_failed:,} conversation(s) (first: "
@@ -104,7 +104,7 @@ def score_cmd(
 
 def score_lines(report: Any) -> list[str]:  # report: score.ScoreReport
     """The per-version table of flag counts, then the first flagged ids of each flag."""
-    from ragrail.reports.text import visible
+    from ragrail.text.guard import visible
 
     flags = report.flags()
     rows = [["version", "conversations", *flags]]

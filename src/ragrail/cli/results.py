@@ -35,8 +35,8 @@ def history_cmd(
     """List recorded runs with their totals (newest last)."""
     from ragrail.diff import pct
     from ragrail.reports.machine import history_json
-    from ragrail.reports.text import visible
     from ragrail.run import recorded_answer_rate
+    from ragrail.text.guard import visible
 
     check_outputs([(json_path, "--json runs")], config, example)
     out = Out(json_path)
@@ -230,7 +230,7 @@ def _report_run(
     run_ref: str, config: Path | None, example: str | None, from_json: Path | None
 ) -> tuple[Any, list[Any]]:
     """The run to report on, and the history rows up to it (for the trends)."""
-    from ragrail.results import load_run
+    from ragrail.records.results import load_run
     from ragrail.store.history import HistoryUnavailable
 
     if from_json is not None:

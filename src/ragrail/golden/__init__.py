@@ -26,7 +26,7 @@ from ragrail.golden.formats import (
     parse_golden,
 )
 from ragrail.golden.lint import LintProblem, lint_golden, question_words
-from ragrail.golden.model import Case, GoldenSet, grade_problem
+from ragrail.records.case import Case, GoldenSet, grade_problem
 
 __all__ = [
     "CSV_COLUMNS",

@@ -17,7 +17,7 @@ from ragrail.golden.formats import (
     csv_facts_cell,
     parse_golden,
 )
-from ragrail.golden.model import Case, GoldenSet
+from ragrail.records.case import Case, GoldenSet
 
 
 def add_case(path: Path, case: Case) -> None:
@@ -151,7 +151,7 @@ def _csv_append(text: str, path: Path, case: Case) -> str:
 def log_case_id(conversation_id: str) -> str:
     """The case id ``add --from-log`` gives a conversation when no ``--id`` is given:
     ``log-`` and the conversation id as a slug (``log-c-1042`` for ``C 1042``)."""
-    from ragrail.scoring.matching import slug
+    from ragrail.text.matching import slug
 
     return f"log-{slug(conversation_id)}"
 

@@ -15,8 +15,8 @@ from pydantic import (
 
 from ragrail.errors import InputError
 from ragrail.fileio import BOM, json_array_items, parse_json, read_text
-from ragrail.golden.model import Case, GoldenSet
-from ragrail.scoring.matching import Fact
+from ragrail.records.case import Case, GoldenSet
+from ragrail.text.matching import Fact
 
 GOLDEN_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml", ".csv")
 LIST_SEPARATOR = "|"  # between sources, facts or tags in one CSV cell
@@ -31,7 +31,7 @@ def load_golden(path: Path, root: Path | None = None) -> GoldenSet:
     (a list, or ``cases:``) or CSV (columns id, question, sources, facts, tags, expect; several
     values in one cell separated by ``|``; a facts cell starting with ``[`` is a JSON
     list of facts). A UTF-8 byte-order mark is allowed. A fact is a string,
-    ``{"any": [...]}`` or ``{"regex": "..."}`` (see :mod:`ragrail.scoring.matching`).
+    ``{"any": [...]}`` or ``{"regex": "..."}`` (see :mod:`ragrail.text.matching`).
 
     Every problem is an InputError naming the file, line and field. The ``python``
     checks' functions are imported from ``root`` (the project folder; by default

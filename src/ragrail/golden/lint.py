@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragrail.golden.model import GoldenSet
+from ragrail.records.case import GoldenSet
 
 
 @dataclass(frozen=True)
@@ -27,12 +27,12 @@ def lint_golden(
     """Check the labels against the documents.
 
     - every source names an existing document;
-    - every fact is found (by :mod:`ragrail.scoring.matching`, as scoring finds it)
+    - every fact is found (by :mod:`ragrail.text.matching`, as scoring finds it)
       in one of the case's source documents, so a typo in a label fails here
       instead of looking like a bot failure;
     - a case with facts has sources, since a fact is only found in a source.
     """
-    from ragrail.scoring.matching import find, normalise
+    from ragrail.text.matching import find, normalise
 
     texts = {name: normalise(text) for name, text in documents.items()}
     problems = []
@@ -60,7 +60,7 @@ def lint_golden(
 
 def question_words(question: str, language: str = "en") -> frozenset[str]:
     """A question's content terms in the project's language (Japanese: character bigrams)."""
-    from ragrail.scoring.tokens import terms
+    from ragrail.text.tokens import terms
 
     return frozenset(terms(question, language))
 

@@ -24,7 +24,7 @@ FORMATS = ("ragas", "hf", "deepeval", "promptfoo", "openinference")
 
 
 def _say(line: str = "") -> None:
-    from ragrail.reports.text import visible
+    from ragrail.text.guard import visible
 
     click.echo(visible(line))
 
@@ -376,7 +376,7 @@ def _name(path: Path) -> str:
 
 
 def _say_err(line: str) -> None:
-    from ragrail.reports.text import visible
+    from ragrail.text.guard import visible
 
     click.echo(visible(line), err=True)
 
@@ -415,7 +415,7 @@ def _project(config: Path | None, example: str | None) -> Any:  # -> Project | N
 def load_run_ref(ref: str, config: Path | None, example: str | None) -> Any:
     """A run from a results file (a ``.json`` path) or from the project's history."""
     from ragrail.fileio import load_json
-    from ragrail.results import parse_run
+    from ragrail.records.results import parse_run
     from ragrail.store.history import History
 
     path = Path(ref)

@@ -32,7 +32,7 @@ from ragrail.errors import InputError
 from ragrail.golden import Case
 from ragrail.interop.placing import Placer, Tally
 from ragrail.interop.rows import RawCase, RawImport, one_of
-from ragrail.scoring.matching import parse_fact, slug
+from ragrail.text.matching import parse_fact, slug
 
 SHORT_REFERENCE_WORDS = 8  # a reference answer this short, found verbatim, is a fact
 ID_WORDS = 6  # words of a question or name that make a case id

@@ -3,7 +3,7 @@
 Other tools record a retrieved passage as its text, seldom with a name ragrail
 knows. ragrail scores retrieval by article, so every imported passage is
 *placed*: the documents folder is searched for the passage's text, compared as
-facts are (:func:`ragrail.scoring.matching.normalise`: Unicode NFKC, case
+facts are (:func:`ragrail.text.matching.normalise`: Unicode NFKC, case
 folding, one space for any run of white space). A passage whose Markdown or
 punctuation differs from the document's (``**30 days**`` against ``30 days``)
 is found by its words alone. When several documents hold it, or none does, a
@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragrail.scoring.matching import find, normalise, slug
 from ragrail.system.corpus import chunk_by_section, load_documents
+from ragrail.text.matching import find, normalise, slug
 
 _WORD = re.compile(r"\w+")
 HEAD_WORDS = 8  # most words of a passage's start that find its section when none holds it all

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragrail.interop.rows import Columns, RawImport, read_items, rows_to_cases
-from ragrail.results import RunResult
+from ragrail.records.results import RunResult
 
 COLUMNS = Columns(
     question=("user_input", "question"),

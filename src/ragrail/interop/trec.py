@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragrail.results import CaseResult, RunResult
+from ragrail.records.results import CaseResult, RunResult
 from ragrail.scoring.ranking import dedupe
 
 NOTHING_RETRIEVED = "ragrail-nothing-retrieved"

@@ -8,7 +8,7 @@ from string import Template
 from typing import Any
 
 from ragrail.judge.replies import ClaimsReply, parse_reply
-from ragrail.results import CaseResult, JudgeClaim
+from ragrail.records.results import CaseResult, JudgeClaim
 
 
 def context_text(case: CaseResult) -> str:

@@ -13,7 +13,7 @@ from ragrail.judge.claims import apply_claims, claims_prompt
 from ragrail.judge.config import CriterionConfig, JudgeConfig, Prompts, judge_key, model_family
 from ragrail.judge.replies import ClaimsReply, checker
 from ragrail.judge.rubric import apply_gates, apply_rubric, rubric_checker, rubric_prompt
-from ragrail.results import CaseResult, JudgeResult, RunResult, Usage
+from ragrail.records.results import CaseResult, JudgeResult, RunResult, Usage
 
 
 @dataclass

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ragrail.results import Corrected, LabelPair, RunResult
+from ragrail.records.results import Corrected, LabelPair, RunResult
 
 if TYPE_CHECKING:
     from ragrail.judge.config import CriterionConfig

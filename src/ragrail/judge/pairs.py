@@ -8,7 +8,7 @@ from string import Template
 from typing import TYPE_CHECKING
 
 from ragrail.judge.replies import PairReply, checker, parse_reply
-from ragrail.results import CaseResult, RunResult
+from ragrail.records.results import CaseResult, RunResult
 
 if TYPE_CHECKING:
     from ragrail.judge.core import Judge

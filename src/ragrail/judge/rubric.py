@@ -10,7 +10,7 @@ from typing import Any
 from ragrail.errors import InputError
 from ragrail.judge.config import CriterionConfig, JudgeConfig, Prompts, criteria_text, judge_key
 from ragrail.judge.replies import CriterionReply, RubricReply, checker, parse_reply
-from ragrail.results import CaseResult, CriterionResult, RunResult
+from ragrail.records.results import CaseResult, CriterionResult, RunResult
 
 
 def rubric_prompt(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragrail.errors import InputError
-from ragrail.results import CaseResult, RunResult
+from ragrail.records.results import CaseResult, RunResult
 
 if TYPE_CHECKING:
     from ragrail.judge.config import CriterionConfig

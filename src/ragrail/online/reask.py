@@ -14,7 +14,7 @@ counts as within the window (it is in the same conversation); one logged before 
 not count. Conversations with no user can only be re-asked through their own turns.
 
 Similarity is the Jaccard index of the two questions' token sets, through the one
-tokeniser ragrail counts words with (:func:`ragrail.scoring.tokens.tokens`: any script,
+tokeniser ragrail counts words with (:func:`ragrail.text.tokens.tokens`: any script,
 case-folded, CJK as character bigrams), so it needs no language setting:
 
     J(a, b) = |A ∩ B| / |A ∪ B|,   and J = 0 when both sets are empty
@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 
 from ragrail.online.record import Conversation
-from ragrail.scoring.tokens import tokens
+from ragrail.text.tokens import tokens
 
 
 def token_set(text: str) -> frozenset[str]:

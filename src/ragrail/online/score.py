@@ -254,7 +254,7 @@ def judge_sample(
 
 
 def _as_case(c: Conversation) -> Any:  # -> results.CaseResult, ready for the judge
-    from ragrail.results import CaseResult, JudgeResult, RetrievedChunk, Trace
+    from ragrail.records.results import CaseResult, JudgeResult, RetrievedChunk, Trace
 
     retrieved = [
         RetrievedChunk(id=x.id, source=x.source, rank=i, score=0.0, text=x.text)

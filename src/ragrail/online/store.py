@@ -273,7 +273,7 @@ class LogStore:
         if count and not self._warned:
             import warnings
 
-            from ragrail.reports.text import visible
+            from ragrail.text.guard import visible
 
             self._warned = True
             warnings.warn(
@@ -288,7 +288,7 @@ class LogStore:
             f"SELECT {_COLUMNS} FROM conversations WHERE id = ?", (conversation_id,)
         ):
             if not (isinstance(row[1], (int, float)) and MIN_AT <= row[1] <= MAX_AT):
-                from ragrail.reports.text import visible
+                from ragrail.text.guard import visible
 
                 raise InputError(
                     f"conversation {visible(conversation_id)!r} cannot be used: its time is "

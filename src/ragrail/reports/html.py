@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from html import escape as _html_escape
 
 from ragrail.diff import Diff, first_error, pct, run_summary
-from ragrail.reports.text import visible
-from ragrail.results import CaseResult, RunResult, Stat
+from ragrail.records.results import CaseResult, RunResult, Stat
 from ragrail.scoring.answers import citation_key, citations
-from ragrail.scoring.matching import contains
 from ragrail.store.history import RunRow
+from ragrail.text.guard import visible
+from ragrail.text.matching import contains
 
 CSS = """
 :root { --fail: #b42318; --pass: #067647; --muted: #667085; --line: #eaecf0; --mark: #fde68a; }
@@ -88,7 +88,7 @@ def _num(value: float | None, as_pct: bool) -> str:
 def highlight(text: str, facts: Sequence[str]) -> str:
     """Escaped text with every occurrence of a labelled fact wrapped in <mark class="fact">,
     found by the scoring matcher and marked in the text as written."""
-    from ragrail.scoring.matching import original_spans
+    from ragrail.text.matching import original_spans
 
     out, pos = [], 0
     for start, end in original_spans(facts, text):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ragrail.diff import Diff
     from ragrail.judge.correct import CorrectedChange
-    from ragrail.results import Corrected, RunResult, Stat
+    from ragrail.records.results import Corrected, RunResult, Stat
 
 UNCORRECTED_WHY = (
     "uncorrected: no human labels stored for this judge, prompt and rubric; "

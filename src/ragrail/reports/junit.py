@@ -1,6 +1,6 @@
 """JUnit XML: one test case per question, so CI systems list failing questions.
 
-Every piece of text goes through :func:`~ragrail.reports.text.visible`, whose output
+Every piece of text goes through :func:`~ragrail.text.guard.visible`, whose output
 holds only characters XML 1.0 allows: an ESC in a reason or a NUL in an answer never
 makes the file unreadable for the CI server.
 """
@@ -11,8 +11,8 @@ import math
 import xml.etree.ElementTree as ET
 
 from ragrail.diff import Diff, first_error, judge_failed
-from ragrail.reports.text import visible
-from ragrail.results import RunResult
+from ragrail.records.results import RunResult
+from ragrail.text.guard import visible
 
 
 def _answer(text: str) -> str:

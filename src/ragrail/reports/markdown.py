@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from ragrail.diff import Diff, first_error, judge_failed, pct, run_summary
-from ragrail.reports.text import visible
-from ragrail.results import RunResult
+from ragrail.records.results import RunResult
+from ragrail.text.guard import visible
 
 # Markdown syntax that could turn text into emphasis, a link, an image or a code span.
 _INLINE = re.compile(r"([\\`*_\[\]~])")

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from ragrail.online.ab import ABResult, ABRow
 from ragrail.online.record import Conversation
 from ragrail.online.signals import Figure, PeriodSignals
-from ragrail.reports.text import visible
+from ragrail.text.guard import visible
 
 SCHEMA = 1
 FLAGGED_LIMIT = 1000  # flagged conversations listed (all are counted)

@@ -1,7 +1,7 @@
 """Answer checks by code: facts present, citations valid, abstaining when it should.
 
 ``check_answer`` returns a list of problems; an empty list is a pass. Facts are found
-with :mod:`ragrail.scoring.matching`, the matcher every other score uses.
+with :mod:`ragrail.text.matching`, the matcher every other score uses.
 
 **Citations** are chunk ids in brackets: ``[refund-policy#2]``. Models write them
 loosely, so whitespace inside the brackets (``[sso #1]``, ``[ sso#1 ]``), full-width
@@ -28,8 +28,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from ragrail.scoring import scan
-from ragrail.scoring.matching import PLAIN_SLUG, as_fact, at_boundaries, find, normalise, slug
 from ragrail.scoring.memo import ScoringCache
+from ragrail.text.matching import PLAIN_SLUG, as_fact, at_boundaries, find, normalise, slug
 
 __all__ = [
     "DEFAULT_ABSTAIN_PHRASES",

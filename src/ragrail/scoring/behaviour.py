@@ -30,14 +30,12 @@ What passes:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping
+from typing import Any
 
+from ragrail.records.case import EXPECTATIONS, Expectation, expected_of  # noqa: F401
 from ragrail.scoring.answers import DEFAULT_ABSTAIN_PHRASES, abstains, opens_with
 from ragrail.scoring.memo import ScoringCache
-
-Expectation = Literal["answer", "abstain", "refuse", "escalate"]
-EXPECTATIONS: tuple[Expectation, ...] = ("answer", "abstain", "refuse", "escalate")
 
 DEFAULT_REFUSE_PHRASES: tuple[str, ...] = (
     # English
@@ -254,14 +252,6 @@ def behaviour_problems(
     if refuses(answer, refuse_phrases, cache):
         return ["refused instead of answering"]
     return []
-
-
-def expected_of(sources: Sequence[str], expect: str | None) -> Expectation:
-    """A case's expected behaviour: ``expect`` when given, else ``abstain`` for a case
-    without sources (the documents do not cover it) and ``answer`` for one with."""
-    if expect is not None:
-        return expect  # type: ignore[return-value]  # validated as one of EXPECTATIONS
-    return "answer" if sources else "abstain"
 
 
 def expectation_counts(cases: Iterable[Any]) -> dict[str, tuple[int, int]]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragrail.golden import Case
-from ragrail.results import ArticleScores, CaseResult, Claim, Trace
+from ragrail.records.results import ArticleScores, CaseResult, Claim, Trace
 from ragrail.scoring import context as ctx
 from ragrail.scoring import ranking
 from ragrail.scoring import retrieval as rs
@@ -31,8 +31,8 @@ from ragrail.scoring.behaviour import (
 )
 from ragrail.scoring.checks import CheckError, run_check
 from ragrail.scoring.claims import check_claims, faithfulness
-from ragrail.scoring.matching import normalise
 from ragrail.scoring.memo import ScoringCache
+from ragrail.text.matching import normalise
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ Support: a claim is supported by the retrieved text when
    ``150`` does not match ``149``; fullwidth ``３０`` and Devanagari ``३०``
    are ``30``), and
 2. at least half of its content words appear there: the terms of
-   ``ragrail.scoring.tokens`` in the project's ``[pipeline] language`` (words
+   ``ragrail.text.tokens`` in the project's ``[pipeline] language`` (words
    of any script, stop words dropped, stemmed; Japanese and other text written
    without spaces as character bigrams).
 
@@ -54,8 +54,8 @@ from itertools import filterfalse
 
 from ragrail.scoring import scan
 from ragrail.scoring.memo import ScoringCache
-from ragrail.scoring.tokens import ascii_digits, is_cjk, terms
-from ragrail.scoring.tokens import term_set as _term_set
+from ragrail.text.tokens import ascii_digits, is_cjk, terms
+from ragrail.text.tokens import term_set as _term_set
 
 # A citation as ragrail.scoring.answers.citations reads one: a bracket pair (ASCII,
 # fullwidth or lenticular) every part of which is an id#n ("[sso #1]", "[sso#1, plans#2]").

@@ -1,7 +1,7 @@
 """Context metrics per question, from the labelled facts (no model needed).
 
 A retrieved chunk is *relevant* when it contains at least one of the case's
-facts (as :mod:`ragrail.scoring.matching` finds them) and, when the case names
+facts (as :mod:`ragrail.text.matching` finds them) and, when the case names
 sources, comes from one of them. Relevance by fact, not by chunk id, keeps the labels valid when the
 chunking changes.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragrail.results import RetrievedChunk
-from ragrail.scoring.matching import as_fact, find, normalise
+from ragrail.records.results import RetrievedChunk
+from ragrail.text.matching import as_fact, find, normalise
 
 
 def relevant_flags(

@@ -1,7 +1,7 @@
 """Retrieval scores by labelled fact.
 
 A fact counts as retrieved when a retrieved chunk *from one of the case's
-source articles* contains it, as :mod:`ragrail.scoring.matching` finds facts
+source articles* contains it, as :mod:`ragrail.text.matching` finds facts
 (normalised text, token boundaries, alternatives, regexes). Matching by fact
 rather than chunk id keeps the labels valid when the chunking changes.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ragrail.results import RetrievedChunk
-from ragrail.scoring.matching import Fact, as_fact, find, normalise
+from ragrail.records.results import RetrievedChunk
+from ragrail.text.matching import Fact, as_fact, find, normalise
 
 
 def facts_retrieved(
@@ -44,7 +44,7 @@ def match_facts(
 ) -> tuple[list[Fact], list[bool]]:
     """(:func:`facts_retrieved`, ``context.relevant_flags``) in one pass over the chunks,
     each fact searched in each chunk at most once; ``normalised`` is how a chunk's text
-    is normalised (a run's memo of :func:`~ragrail.scoring.matching.normalise`)."""
+    is normalised (a run's memo of :func:`~ragrail.text.matching.normalise`)."""
     needles = [as_fact(f) for f in facts]
     found = [False] * len(needles)
     flags = []

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import set_aside
-from ragrail.results import RunResult
+from ragrail.records.results import RunResult
 from ragrail.store import statedb
 from ragrail.store.validations import ValidationStore
 

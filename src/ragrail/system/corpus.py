@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragrail.errors import InputError
-from ragrail.scoring.matching import slug
+from ragrail.text.matching import slug
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt

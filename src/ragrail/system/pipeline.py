@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragrail.results import RetrievedChunk, Sample, Trace
+from ragrail.records.results import RetrievedChunk, Sample, Trace
 from ragrail.system.answerers.base import NO_CONTEXT_ANSWER, Answerer, AnswerRequest
 from ragrail.system.corpus import Chunk, describe_chunking, load_documents, make_chunks
 from ragrail.system.defaults import DEFAULT_MIN_SCORE, DEFAULT_TOP_K

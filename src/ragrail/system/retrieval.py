@@ -1,7 +1,7 @@
 """Retrievers. The default is the offline stand-in: it matches words, not meaning.
 
 The stand-in "embedder" turns a text into a bag-of-words vector: one
-dimension per distinct content word (the terms of ``ragrail.scoring.tokens``:
+dimension per distinct content word (the terms of ``ragrail.text.tokens``:
 words of any script, case-folded, the ``[pipeline] language``'s stop words
 dropped and its stemming applied; in English a plural ``s`` stripped), weight
 1, L2-normalised. The score of a chunk for a
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragrail.scoring.tokens import bm25_terms, terms
 from ragrail.system.corpus import Chunk
+from ragrail.text.tokens import bm25_terms, terms
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class Retriever:
 
     def __init__(self, chunks: Sequence[Chunk], language: str = "en") -> None:
         self.chunks = list(chunks)
-        self.language = language  # stop words and stemming (ragrail.scoring.tokens)
+        self.language = language  # stop words and stemming (ragrail.text.tokens)
 
     def score_batch(self, questions: Sequence[str]):  # -> numpy array (len(questions), n)
         raise NotImplementedError
@@ -253,7 +253,7 @@ class StandinRetriever(SparseRetriever):
 
 
 class BM25Retriever(SparseRetriever):
-    """Okapi BM25 (bm25s) over the terms of ``ragrail.scoring.tokens``: the language's
+    """Okapi BM25 (bm25s) over the terms of ``ragrail.text.tokens``: the language's
     stop words and stemming; in English bm25s's own stop words, no stemming and no
     one-letter words, as bm25s's default tokeniser. Scores are BM25's own, not 0-1:
     a ``min_score`` is compared on that scale.
@@ -332,7 +332,7 @@ class DenseRetriever(Retriever):
 
     def cache_note(self) -> str:
         """What was encoded and what came from the cache, for a line after the run."""
-        from ragrail.reports.text import visible
+        from ragrail.text.guard import visible
 
         e = self.embedder
         where = (

@@ -1,7 +1,7 @@
 """The plain-text scorecard and baseline diff, laid out for the terminal's width.
 
 Every id, fact, reason, answer or name that reaches the terminal goes through
-:func:`~ragrail.reports.text.visible` first, so no input can draw a line of its own
+:func:`~ragrail.text.guard.visible` first, so no input can draw a line of its own
 (a case id with a newline and ``WORSE:`` after it) or send a terminal escape.
 
 Widths are measured in terminal cells (a CJK character takes two), from ``COLUMNS``,

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ragrail.diff import Diff, error_phrases, pct
-from ragrail.reports.text import visible
+from ragrail.text.guard import visible
 
 if TYPE_CHECKING:
     pass

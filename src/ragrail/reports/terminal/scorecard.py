@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ragrail.diff import first_error, pct
-from ragrail.reports.text import visible
-from ragrail.results import CaseResult, RunResult, Stat, Totals, Usage
+from ragrail.records.results import CaseResult, RunResult, Stat, Totals, Usage
+from ragrail.text.guard import visible
 
 if TYPE_CHECKING:
     pass

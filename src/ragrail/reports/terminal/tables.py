@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ragrail.reports.text import visible
+from ragrail.text.guard import visible
 
 if TYPE_CHECKING:  # a scorecard loads neither the sweep nor the call layer
     from ragrail.judge import JudgePlan

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # a str's JSON literal, non-ASCII kept
 
-from ragrail.results import BASELINE_FORMAT, CaseResult, RunConfig, RunResult, Totals
+from ragrail.records.results import BASELINE_FORMAT, CaseResult, RunConfig, RunResult, Totals
 
 FORMAT = BASELINE_FORMAT
 VERSION = 2
@@ -44,7 +44,7 @@ def rounded(value: float) -> float:
 @dataclass(slots=True)
 class BaselineCase:
     """One question of a baseline: what compare reads of a baseline case (the same
-    attribute names as :class:`ragrail.results.CaseResult`), and its metric values."""
+    attribute names as :class:`ragrail.records.results.CaseResult`), and its metric values."""
 
     id: str
     retrieval_hit: bool | None
@@ -83,7 +83,7 @@ class BaselineCase:
 @dataclass
 class Baseline:
     """A baseline as compare reads it: ``config``, ``totals`` and ``cases`` like a
-    :class:`ragrail.results.RunResult`'s, plus the fingerprints of the inputs."""
+    :class:`ragrail.records.results.RunResult`'s, plus the fingerprints of the inputs."""
 
     config: RunConfig
     totals: Totals

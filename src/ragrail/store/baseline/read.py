@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 from ragrail.errors import InputError
 from ragrail.fileio import BOM, parse_json, read_text
 from ragrail.gcpause import paused_gc
-from ragrail.results import RunConfig, Totals, _invalid, parse_run
+from ragrail.records.results import RunConfig, Totals, _invalid, parse_run
 from ragrail.store.baseline.model import (
     CASE_METRICS,
     FINGERPRINT_KEYS,

@@ -9,7 +9,7 @@ from pathlib import Path
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import atomic_write_text
 from ragrail.gcpause import paused_gc
-from ragrail.results import RunResult
+from ragrail.records.results import RunResult
 from ragrail.store.baseline.model import Baseline, run_text
 from ragrail.store.baseline.read import read_baseline_text
 

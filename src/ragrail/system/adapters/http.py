@@ -10,7 +10,7 @@ from typing import Any
 
 from ragrail.errors import InputError
 from ragrail.golden import Case
-from ragrail.results import Trace
+from ragrail.records.results import Trace
 from ragrail.system.adapters.records import OutputRecord, parse_output, record_to_trace
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -14,7 +14,7 @@ from typing import Any
 
 from ragrail.errors import InputError
 from ragrail.golden import Case
-from ragrail.results import Trace
+from ragrail.records.results import Trace
 from ragrail.system.adapters.records import DEFAULT_TIMEOUT, parse_output, record_to_trace
 from ragrail.system.exit_guard import TargetExit, exit_guarded
 

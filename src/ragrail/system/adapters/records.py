@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from ragrail.errors import InputError
 from ragrail.fileio import scrub_surrogates
 from ragrail.golden import Case
-from ragrail.results import Trace
+from ragrail.records.results import Trace
 
 DEFAULT_TIMEOUT = 60.0  # seconds per question for a Python or HTTP system
 

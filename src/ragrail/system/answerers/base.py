@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ragrail.results import CallUsage
+from ragrail.records.results import CallUsage
 from ragrail.system.corpus import Chunk
 
 NO_CONTEXT_ANSWER = "I don't know: the help center doesn't cover this. Please contact support."

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragrail.calls.layer import CallLayer, CallRequest, UsageTotals
-from ragrail.results import CallUsage
+from ragrail.records.results import CallUsage
 from ragrail.system.answerers.base import AnswerRequest, AnswerResult
 
 LABELS = {

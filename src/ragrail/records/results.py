@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
-from ragrail import __version__
+from ragrail._version import __version__
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import atomic_write_text, load_json, parse_json
-from ragrail.judge.verdicts import Corrected as Corrected
-from ragrail.judge.verdicts import CriterionResult as CriterionResult
-from ragrail.judge.verdicts import JudgeClaim as JudgeClaim
-from ragrail.judge.verdicts import JudgeResult as JudgeResult
-from ragrail.judge.verdicts import LabelPair as LabelPair
-from ragrail.results_base import Count as Count
-from ragrail.results_base import Model
-from ragrail.results_base import Rate as Rate
-from ragrail.scoring.matching import FactField
+from ragrail.records.base import Count as Count
+from ragrail.records.base import Model
+from ragrail.records.base import Rate as Rate
+from ragrail.records.verdicts import Corrected as Corrected
+from ragrail.records.verdicts import CriterionResult as CriterionResult
+from ragrail.records.verdicts import JudgeClaim as JudgeClaim
+from ragrail.records.verdicts import JudgeResult as JudgeResult
+from ragrail.records.verdicts import LabelPair as LabelPair
+from ragrail.text.matching import FactField
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,7 +35,7 @@ SCHEMA_VERSION = 1
 BASELINE_FORMAT = "ragrail-baseline"  # the compact baseline (ragrail.store.baseline), not a run
 
 
-_Model = Model  # the base of every result type (ragrail.results_base)
+_Model = Model  # the base of every result type (ragrail.records.base)
 Expect = Literal["answer", "abstain", "refuse", "escalate"]  # see ragrail.scoring.behaviour
 
 
@@ -281,9 +281,9 @@ class RunResult(_Model):
         return self.model_dump_json(indent=2) + "\n"
 
     def to_pandas(self) -> pd.DataFrame:
-        """One row per question, indexed by case id (see :mod:`ragrail.frames`). Needs
+        """One row per question, indexed by case id (see :mod:`ragrail.records.frames`). Needs
         pandas (``pip install pandas``, or the ``ragrail[pandas]`` extra)."""
-        from ragrail.frames import run_frame
+        from ragrail.records.frames import run_frame
 
         return run_frame(self)
 

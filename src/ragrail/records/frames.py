@@ -1,4 +1,4 @@
-"""Runs as tables: :meth:`ragrail.results.RunResult.to_pandas`, one row per question.
+"""Runs as tables: :meth:`ragrail.records.results.RunResult.to_pandas`, one row per question.
 
 pandas is optional (``pip install pandas``, or the ``ragrail[pandas]`` extra) and
 imported only here, when a table is asked for.
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ragrail.results import CaseResult, RunResult
+    from ragrail.records.results import CaseResult, RunResult
 
 # The columns of RunResult.to_pandas(), in order.
 CASE_COLUMNS = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -14,10 +15,21 @@ from pydantic import (
     model_validator,
 )
 
-from ragrail.lean import LeanModel
-from ragrail.scoring.behaviour import Expectation, expected_of
-from ragrail.scoring.checks import CheckSpec
-from ragrail.scoring.matching import FactField
+from ragrail.records.checks import CheckSpec
+from ragrail.records.lean import LeanModel
+from ragrail.text.matching import FactField
+
+# What a correct response to a case does (see ragrail.scoring.behaviour for the checks).
+Expectation = Literal["answer", "abstain", "refuse", "escalate"]
+EXPECTATIONS: tuple[Expectation, ...] = ("answer", "abstain", "refuse", "escalate")
+
+
+def expected_of(sources: Sequence[str], expect: str | None) -> Expectation:
+    """A case's expected behaviour: ``expect`` when given, else ``abstain`` for a case
+    without sources (the documents do not cover it) and ``answer`` for one with."""
+    if expect is not None:
+        return expect  # type: ignore[return-value]  # validated as one of EXPECTATIONS
+    return "answer" if sources else "abstain"
 
 
 class Case(LeanModel):
@@ -31,7 +43,7 @@ class Case(LeanModel):
     # ({"plans": 2, "billing": 1, "faq": 0}) fill ``grades`` with every judged grade.
     sources: list[str] = Field(default_factory=list)
     grades: dict[str, StrictInt] = Field(default_factory=dict, exclude_if=lambda g: not g)
-    # a string, {"any": [...]} or {"regex": "..."}; see ragrail.scoring.matching
+    # a string, {"any": [...]} or {"regex": "..."}; see ragrail.text.matching
     facts: list[FactField] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
     # What the reply should do: answer, abstain ("I don't know"), refuse or escalate; None:

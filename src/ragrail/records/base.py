@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field
 
-from ragrail.lean import LeanModel
+from ragrail.records.lean import LeanModel
 
 
 class Model(LeanModel):

@@ -1,5 +1,5 @@
 """What the LLM judge said about a case, and judged totals corrected by human labels:
-the result types of the judge (re-exported by ``ragrail.results``)."""
+the result types of the judge (re-exported by ``ragrail.records.results``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from ragrail.results_base import Count, Rate
-from ragrail.results_base import Model as _Model
+from ragrail.records.base import Count, Rate
+from ragrail.records.base import Model as _Model
 
 
 class JudgeClaim(_Model):

@@ -1,0 +1,4 @@
+"""The installed version, in a module of its own so any floor can read it without
+importing the package's API."""
+
+__version__ = "0.1.0"
