@@ -194,7 +194,7 @@ def test_an_export_recorded_by_a_log_database_elsewhere_is_kept(tmp_path: Path) 
 def test_standard_output_is_never_a_clash_but_only_one_output_may_take_it(tmp_path: Path) -> None:
     assert guard_outputs([(Path("-"), "--json"), (None, "--csv")], None) == [None, None]
     with pytest.raises(InputError, match="only one output"):
-        guard_outputs([(Path("-"), "--json"), (Path("-"), "--csv")], None)
+        guard_outputs([(Path("-"), "--json a"), (Path("-"), "--json b")], None)
 
 
 def test_a_baseline_asked_to_be_replaced_is_let_through(tmp_path: Path) -> None:
@@ -237,3 +237,98 @@ def test_an_existing_output_nobody_may_read_is_replaced_not_called_unreadable(
     capsys.readouterr()
     assert _cli("history", "--json", str(target)) == 0, capsys.readouterr().err
     assert json.loads(target.read_text(encoding="utf-8"))
+
+
+def _link(name: str, to: str):
+    def setup(p: Path) -> None:
+        (p / name).symlink_to(p / to)
+
+    return setup
+
+
+def _copy(name: str, to: str):
+    def setup(p: Path) -> None:
+        shutil.copy(p / name, p / to)
+
+    return setup
+
+
+def _mkdir(name: str):
+    def setup(p: Path) -> None:
+        (p / name).mkdir(parents=True, exist_ok=True)
+
+    return setup
+
+
+# Ways around the rule a hostile pass found, each with what the refusal must say.
+AROUND = [
+    ("markdown-dash-links-to-golden", _link("-", "golden.json"), ("run", "--markdown", "-"), "the golden set"),
+    ("junit-dash-links-to-history", _link("-", ".ragrail/history.sqlite"), ("run", "--junit", "-"), "the run history"),
+    ("report-dash-links-to-golden", _link("-", "golden.json"), ("report", "-o", "-"), "the golden set"),
+    ("sweep-default-json-links-to-golden", _link(".ragrail/sweep.json", "golden.json"), ("sweep", "--top-k", "1,3"), "the golden set"),
+    ("sweep-default-csv-links-to-baseline", _link(".ragrail/sweep.csv", "baseline.json"), ("sweep", "--top-k", "1,3"), "the baseline"),
+    ("golden-override-keeps-the-projects", _copy("golden.json", "g2.json"), ("run", "--golden", "g2.json", "--json", "golden.json"), "the golden set"),
+    ("lint-golden-override-keeps-the-projects", _copy("golden.json", "g2.json"), ("lint", "--golden", "g2.json", "--json", "golden.json"), "the golden set"),
+    ("docs-override-keeps-the-projects", _mkdir("docs2"), ("run", "--docs", "docs", "--json", "docs/x.md"), "docs folder"),
+    ("import-over-its-own-input", None, ("import", "ragas", "golden.json", "--golden", "golden.json", "--force"), "the file being imported"),
+    ("save-baseline-onto-the-reply-cache", lambda p: (p / ".ragrail/cache.sqlite").unlink(), ("run", "--save-baseline", "-b", ".ragrail/cache.sqlite"), "the reply cache"),
+    ("save-baseline-onto-a-journal", None, ("run", "--save-baseline", "-b", ".ragrail/logs.sqlite-wal"), "journal"),
+    ("example-json-over-this-folders-golden", None, ("run", "--example", "kitebase", "--no-history", "--json", "golden.json"), "the golden set"),
+    ("history-example-over-this-folders-project-file", None, ("history", "--example", "kitebase", "--json", "ragrail.toml"), "the project file"),
+    ("json-to-this-process-stdout", None, ("history", "--json", "/dev/stdout"), "own output stream"),
+    ("json-onto-another-databases-journal", None, ("run", "--json", "other.sqlite-wal"), "journal"),
+    ("logs-db-into-docs", None, ("logs", "ingest", "log.jsonl", "--db", "docs/new.md"), "docs folder"),
+    ("logs-db-a-journal", None, ("logs", "ingest", "log.jsonl", "--db", ".ragrail/history.sqlite-wal"), "journal"),
+    ("logs-db-the-project-file", None, ("logs", "ingest", "log.jsonl", "--db", "ragrail.toml"), "the project file"),
+    ("logs-db-the-history", None, ("logs", "ingest", "log.jsonl", "--db", ".ragrail/history.sqlite"), "the run history"),
+]
+
+
+@pytest.mark.parametrize("setup, args, says", [a[1:] for a in AROUND], ids=[a[0] for a in AROUND])
+def test_no_way_around_the_rule(setup, args, says, project: Path, tmp_path: Path, capsys, monkeypatch):
+    copy = tmp_path / "p"
+    shutil.copytree(project, copy, symlinks=True)
+    if setup is not None:
+        setup(copy)
+    monkeypatch.chdir(copy)
+    before = tree_state(copy)
+    capsys.readouterr()
+    code = _cli(*args)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    errors = [ln for ln in err.splitlines() if ln.startswith("ragrail: error")]
+    assert len(errors) == 1 and says in errors[0], err
+    assert tree_state(copy) == before
+
+
+def test_the_api_keeps_a_loaded_results_file_and_this_folders_project(project: Path, tmp_path: Path, monkeypatch):
+    import ragrail
+
+    copy = tmp_path / "p"
+    shutil.copytree(project, copy, symlinks=True)
+    monkeypatch.chdir(copy)
+    before = tree_state(copy)
+    result = ragrail.load_results("results.json")
+    for target, says in (("golden.json", "the golden set"), ("ragrail.toml", "the project file"), ("results.json", "loaded from")):
+        with pytest.raises(InputError, match=says):
+            ragrail.save_baseline(result, target)
+    assert tree_state(copy) == before
+    ragrail.save_baseline(result, "baseline.json")  # what it is for: replacing a baseline
+    result.save("again.json")  # a str path from a notebook
+    assert (copy / "again.json").is_file()
+
+
+def test_a_big_log_database_costs_the_check_nothing_more(tmp_path: Path) -> None:
+    """Only the outputs are looked up among the ingested exports."""
+    import sqlite3
+
+    db = tmp_path / "logs.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE ingested_files (path TEXT PRIMARY KEY, at REAL NOT NULL)")
+    con.executemany("INSERT INTO ingested_files VALUES (?, 0)", ((f"/x/{i}.jsonl",) for i in range(100_000)))
+    con.execute("INSERT INTO ingested_files VALUES (?, 0)", (str(tmp_path / "kept.jsonl"),))
+    con.commit()
+    con.close()
+    from ragrail.outputs import ingested
+
+    assert ingested(db, [tmp_path / "kept.jsonl", tmp_path / "new.json"]) == {tmp_path / "kept.jsonl"}

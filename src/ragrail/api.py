@@ -88,6 +88,7 @@ class _Origin:
     docs: Path | None
     golden: Path | None
     config: Path | None  # the project file
+    source: Path | None = None  # the results file it was loaded from
 
 
 # Results by id(): RunResult is unhashable (a pydantic model with __eq__), so no
@@ -374,7 +375,11 @@ def _check_baseline_target(path: Path, origin: _Origin | None) -> None:
     reads: list[tuple[Path | None, str]] = []
     state_dir = None
     if origin is not None:
-        reads = [(origin.golden, "the golden set"), (origin.config, "the project file")]
+        reads = [
+            (origin.golden, "the golden set"),
+            (origin.config, "the project file"),
+            (origin.source, "the results file it was loaded from"),
+        ]
         if origin.config is not None:
             state_dir = origin.config.parent / ".ragrail"
     guard_outputs(
@@ -383,6 +388,7 @@ def _check_baseline_target(path: Path, origin: _Origin | None) -> None:
         reads,
         docs=origin.docs if origin else None,
         state_dir=state_dir,
+        replaces=[(path, "the baseline")],  # saving a baseline is what this is for
     )
 
 
@@ -390,7 +396,10 @@ def load_results(path: PathLike) -> RunResult:
     """A run saved with ``ragrail run --json`` (or ``result.save(path)``)."""
     from ragrail.records.results import load_run
 
-    return load_run(_path(path, "path"), "results")
+    source = _path(path, "path")
+    result = load_run(source, "results")
+    _remember(result, _Origin(None, None, None, None, source=source))
+    return result
 
 
 def _baseline_of(result: RunResult, baseline: BaselineLike | None) -> Path | RunResult | Baseline:

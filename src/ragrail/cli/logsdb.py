@@ -26,7 +26,12 @@ def db_path(project: Any, db: Path | None) -> Path:
     """``--db``, else the project's ``.ragrail/logs.sqlite``."""
     from ragrail.online.store import log_path
 
-    return db if db is not None else log_path(project.state_dir)
+    if db is None:
+        return log_path(project.state_dir)
+    from ragrail.outputs import check_log_database
+
+    check_log_database(db, project if project.config_path is not None else None)
+    return db
 
 
 def open_logs(project: Any, db: Path | None) -> Any:  # -> store.LogStore

@@ -126,7 +126,16 @@ def sweep(
     cfg = project.config
     chosen = _backend(project, backend, address)  # a missing Ray: exit 2 before any work
     # before the sweep, not after it
-    guard_outputs([(json_path, "--json table"), (csv_path, "--csv table")], project)
+    guard_outputs(
+        [(json_path, "--json table"), (csv_path, "--csv table")],
+        project,
+        defaults=[
+            (project.state_dir / name, f"{flag} table")
+            for given, name, flag in ((json_path, "sweep.json", "--json"), (csv_path, "sweep.csv", "--csv"))
+            if given is None
+        ],
+        stdout=lambda what: True,
+    )
     if cfg.system.kind != "pipeline":
         raise InputError(
             "sweep varies the built-in pipeline; this project's system is "

@@ -26,7 +26,7 @@ CSV_COLUMNS = ("id", "question", "sources", "facts", "tags", "expect", "provenan
 CSV_MAX_CELL = 10 * 1024 * 1024  # characters in one CSV cell (Python's csv stops at 128 KiB)
 
 
-def load_golden(path: Path, root: Path | None = None) -> GoldenSet:
+def load_golden(path: Path | str, root: Path | None = None) -> GoldenSet:
     """Load a golden set from JSON (an array, or ``{"cases": [...]}``), JSONL, YAML
     (a list, or ``cases:``) or CSV (columns id, question, sources, facts, tags, expect; several
     values in one cell separated by ``|``; a facts cell starting with ``[`` is a JSON
@@ -38,6 +38,8 @@ def load_golden(path: Path, root: Path | None = None) -> GoldenSet:
     the golden set's own folder), so a missing one fails here.
     """
     from ragrail.gcpause import paused_gc
+
+    path = Path(path)  # a str from a notebook is a path too
 
     with paused_gc():
         return parse_golden(read_text(path, "golden set"), path, root)
@@ -54,13 +56,14 @@ def parse_golden(text: str, path: Path, root: Path | None = None) -> GoldenSet:
     elif suffix == ".csv":
         raw = _csv_items(text, path)
     elif suffix == ".json":
-        raw = json_array_items(text, path)
-        if raw is None:
+        items = json_array_items(text, path)
+        if items is None:
             data = parse_json(text, path)
             if isinstance(data, dict) and isinstance(data.get("cases"), list):
-                raw = [(item, 0) for item in data["cases"]]
+                items = [(item, 0) for item in data["cases"]]
             else:
                 raise InputError('expected a JSON array of cases (or {"cases": [...]})', str(path))
+        raw = items
     else:
         raise InputError(
             f"unknown golden-set format {path.suffix or '(no extension)'!r}; "
@@ -79,6 +82,7 @@ def _yaml_loader() -> type:
 
     base = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
 
+    # mypy takes no base class chosen at run time (CSafeLoader or SafeLoader)
     class UniqueKeyLoader(base):  # type: ignore[valid-type,misc]
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             if isinstance(node, yaml.MappingNode):
@@ -183,15 +187,16 @@ def _csv_items(text: str, path: Path) -> list[tuple[Any, int]]:
 
     reader = _csv_reader(text)
     names = _csv_header(reader, path)
-    items = []
+    items: list[tuple[Any, int]] = []
     start = reader.line_num + 1
     while True:
         try:
             row = next(reader, None)
         except csv.Error as exc:
-            if "field larger than field limit" in str(exc):
-                exc = f"a cell is longer than {CSV_MAX_CELL:,} characters"  # type: ignore[assignment]
-            raise InputError(f"invalid CSV: {exc}", f"{path}:{start}") from None
+            why = str(exc)
+            if "field larger than field limit" in why:
+                why = f"a cell is longer than {CSV_MAX_CELL:,} characters"
+            raise InputError(f"invalid CSV: {why}", f"{path}:{start}") from None
         if row is None:
             return items
         if row:

@@ -182,11 +182,13 @@ def _check_targets(
         from ragrail.app import load_project
 
         project = load_project(config, None)
-    replaces: list[Path] = []
+    replaces: list[tuple[Path, str]] = []
     if project is not None:
         system = project.config.system
         outputs_file = project.root / system.path if system.kind == "outputs" and system.path else None
-        replaces = [p for p in (project.golden, outputs_file) if p is not None]
+        replaces = [(project.golden, "the golden set")]
+        if outputs_file is not None:
+            replaces.append((outputs_file, "the system's outputs file"))
         # each may replace its own kind of file, never the other's
         crossed = ((outputs[0], outputs_file, "outputs file"), (outputs[1], project.golden, "golden set"))
         for (path, what), other, name in crossed:
@@ -389,7 +391,7 @@ def _check_exports(
 
     project = _project(config, example)
     reads = [(Path(run_ref), "the results being exported")] if run_ref.endswith(".json") else []
-    return guard_outputs(outputs, project, reads)
+    return guard_outputs(outputs, project, reads, stdout=lambda what: True)
 
 
 def _emit(path: Path | None, text: str, what: str) -> None:

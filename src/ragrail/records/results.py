@@ -305,7 +305,7 @@ class RunResult(_Model):
             yield body if start == 0 else b",\n" + body
         yield b"\n  ]\n}\n"
 
-    def save(self, path: Path, what: str = "results") -> None:
+    def save(self, path: Path | str, what: str = "results") -> None:
         """Write the run atomically. The new file is read back with the loader that will read
         it next time (parsed and validated) before it replaces the old one: a run that could
         not be loaded again is never saved over a good one. Past READ_BACK_UP_TO questions
@@ -313,6 +313,7 @@ class RunResult(_Model):
         so the write is checked for what could stop it loading once every model was
         validated when it was built: a NaN or infinity assigned since (read back in full
         when the text could hold one), a case id given twice."""
+        path = Path(path)  # a str from a notebook is a path too
 
         def read_back(written: Path) -> None:
             try:
