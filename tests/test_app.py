@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from ragrail import app
+from ragrail.config import example_dir
 from ragrail.errors import EXIT_OK, EXIT_REGRESSION, EXIT_SYSTEM, InputError, SystemFailure
 from ragrail.golden import load_golden
 
-KITEBASE = Path(app.__file__).parent / "examples" / "kitebase"
+KITEBASE = example_dir("kitebase")
 
 
 @pytest.fixture
