@@ -220,14 +220,6 @@ def score_cases(
     return results
 
 
-def rescore(run: RunResult, cases: Sequence[Case]) -> RunResult:
-    """Score a saved run's traces again (new checks, fixed labels), calling nothing."""
-    by_id = {c.id: c for c in run.cases}
-    kept = [case for case in cases if case.id in by_id]
-    traces = [by_id[case.id].trace for case in kept]
-    return score_run(run.config, kept, traces)
-
-
 def evaluate(
     name: str,
     golden: GoldenSet,

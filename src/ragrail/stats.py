@@ -107,16 +107,6 @@ def bootstrap_mean(
     return _bootstrap_same_n([np.asarray(values, dtype=float)], resamples, seed)[0]
 
 
-def normal_mean(values: Sequence[float]) -> Interval | None:
-    """Normal 95% interval of the mean, x̄ ± z·σ/√n with σ² = Σ(x - x̄)²/n, clipped to
-    [min x, max x]. None when there are no values."""
-    if not len(values):
-        return None
-    import numpy as np
-
-    return _normal(np.asarray(values, dtype=float))
-
-
 def mean_interval(values: Sequence[float]) -> Interval | None:
     """The 95% interval of a mean of per-question scores: bootstrap up to
     BOOTSTRAP_MAX_N values, normal above, widened to Wilson's interval near the bounds

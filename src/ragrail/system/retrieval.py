@@ -247,10 +247,6 @@ class StandinRetriever(SparseRetriever):
         values = np.repeat(np.asarray(weights, dtype=np.float32), counts)
         return self.term_rows(ids, counts, values)
 
-    def embed_queries(self, questions: Sequence[str]):  # -> scipy.sparse.csr_matrix
-        """The questions' bag-of-words vectors (:meth:`query_matrix`)."""
-        return self.query_matrix(questions)
-
 
 class BM25Retriever(SparseRetriever):
     """Okapi BM25 (bm25s) over the terms of ``ragrail.text.tokens``: the language's
@@ -392,11 +388,6 @@ def min_score_problem(retriever: str, min_score: float) -> str | None:
             f"{kind.scale}"
         )
     return None
-
-
-def score_scales() -> str:
-    """Each retriever's score scale, one per line, for help texts."""
-    return "\n".join(f"{name}: {kind.scale}" for name, kind in RETRIEVERS.items())
 
 
 def make_retriever(

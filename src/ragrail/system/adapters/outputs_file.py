@@ -58,20 +58,6 @@ class OutputsFile:
                     _unique(question_lines, question, "question", lineno, where)
                 self.by_question.setdefault(question, trace)
 
-    @property
-    def max_contexts(self) -> int:
-        return max((len(t.retrieved) for t in self.records.values()), default=0)
-
-    @property
-    def n_contexts(self) -> int:
-        return len(
-            {
-                c.id
-                for t in [*self.records.values(), *self.by_question.values()]
-                for c in t.retrieved
-            }
-        )
-
     def trace(self, case: Case) -> Trace:
         found = self.records.get(case.id) or self.by_question.get(case.question.strip())
         if found is None:
