@@ -16,13 +16,11 @@ is that question's error in the result, and the run goes on.
 
 from __future__ import annotations
 
-import difflib
-import math
 import os
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -31,7 +29,7 @@ from ragrail.errors import InputError
 if TYPE_CHECKING:
     from ragrail.config import Project
     from ragrail.diff import Diff
-    from ragrail.golden import Case, GoldenSet
+    from ragrail.records.case import Case, GoldenSet
     from ragrail.records.results import RunResult
     from ragrail.store.baseline import Baseline
 
@@ -44,41 +42,6 @@ SystemLike: TypeAlias = "Callable[..., Any] | PathLike | Project"
 BaselineLike: TypeAlias = "PathLike | RunResult | Baseline"
 
 CONFIG_NAME = "ragrail.toml"
-
-# The run flags evaluate() takes as keyword arguments, with the checks their CLI flag
-# makes (click.IntRange, FiniteFloat, click.Choice), so a typo never runs silently with
-# the file's setting instead.
-_AT_LEAST = {
-    "top_k": 1,
-    "chunk_words": 0,
-    "concurrency": 1,
-    "max_retries": 0,
-    "max_tokens": 1,
-    "repeats": 1,
-    "judge_repeats": 1,
-    "judge_concurrency": 1,
-    "judge_max_retries": 0,
-}
-# finite; min_score may be 0
-_POSITIVE = ("min_score", "timeout", "judge_timeout", "rpm", "tpm", "judge_rpm", "judge_tpm")
-_CHOICES = {
-    "answerer": ("standin", "anthropic", "openai"),
-    "retriever": ("standin", "bm25", "dense"),
-    "judge": ("claude", "anthropic", "openai"),
-}
-_TEXT = ("model", "base_url", "judge_model", "judge_base_url")
-_FLAGS = ("claude", "no_cache", "trust_unvalidated")
-# Overrides fields evaluate() does not take as keywords: given as its own parameters,
-# or features of the CLI's printing (a dry run prints a plan; re-runs print answers).
-_NOT_KEYWORDS = {
-    "golden": "give the golden set as the first argument",
-    "docs": "",
-    "baseline": "",
-    "dry_run": "a dry run prints a plan: use `ragrail run --dry-run`",
-    "rerun_failures": "re-runs print their answers: use `ragrail run --rerun-failures N`",
-    "no_history": "the API records a run only when asked: history=True",
-}
-
 
 @dataclass(frozen=True)
 class _Origin:
@@ -146,10 +109,11 @@ def evaluate(
     that question's error in the result (``result.totals.n_errors``).
     """
     from ragrail import app
-    from ragrail.settings import Overrides
+    from ragrail.app.finish import Ending, finish
+    from ragrail.flags import Overrides, check_keywords
 
     project, own = _project(system, config)
-    given = _check_overrides(overrides)
+    given = check_keywords(overrides)
     if docs is not None:
         given["docs"] = _path(docs, "docs")
     if baseline is not None and not _is_run(baseline):
@@ -159,8 +123,10 @@ def evaluate(
     for note in evaluation.notes:
         warnings.warn(note, stacklevel=2)
     result = evaluation.result
-    if history and not app.is_bundled(project):
-        app.record(project, result)
+    # the rest of a run's end is the caller's: compare(), save_baseline()
+    recorded = history and not app.is_bundled(project)
+    path = project.state_dir / "history.sqlite" if recorded else None
+    finish(project, evaluation, Ending(history=path, compare=False))
     golden_file = evaluation.golden_path
     _remember(
         result,
@@ -233,8 +199,8 @@ def _as_project_file(value: object) -> Path | None:
 def _golden(golden: object, project: Project) -> GoldenSet | Path | None:
     """The golden set as app.evaluate takes it: a path, a loaded set, or None (the
     project's). Cases given as dicts are checked as a golden file's would be."""
-    from ragrail.golden import Case, GoldenSet
     from ragrail.golden import _build as build_golden
+    from ragrail.records.case import Case, GoldenSet
 
     if golden is None or isinstance(golden, GoldenSet):
         return golden
@@ -247,49 +213,6 @@ def _golden(golden: object, project: Project) -> GoldenSet | Path | None:
         "golden must be a golden-set file, a GoldenSet or a list of cases, "
         f"not {type(golden).__name__}"
     )
-
-
-def _check_overrides(values: Mapping[str, Any]) -> dict[str, Any]:
-    """The keyword overrides, each checked as its CLI flag is; an unknown name is a
-    TypeError (as for any function), a bad value an InputError."""
-    from ragrail.settings import Overrides
-
-    known = {f.name for f in fields(Overrides)} - set(_NOT_KEYWORDS)
-    for name, value in values.items():
-        if name in _NOT_KEYWORDS:
-            raise TypeError(f"evaluate() takes no {name}= override: {_NOT_KEYWORDS[name]}")
-        if name not in known:
-            close = difflib.get_close_matches(name, sorted(known), n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise TypeError(f"evaluate() got an unexpected keyword argument {name!r}{hint}")
-        problem = _override_problem(name, value)
-        if problem is not None:
-            raise InputError(f"{name}={value!r}: {problem}")
-    return {name: value for name, value in values.items() if value is not None}
-
-
-def _override_problem(name: str, value: Any) -> str | None:
-    """Why ``value`` is no value for the override ``name``, or None."""
-    if value is None:
-        return None  # None keeps the project file's setting
-    if name in _AT_LEAST:
-        low = _AT_LEAST[name]
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            return f"must be a whole number >= {low}"
-    elif name in _POSITIVE:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return "must be a number"
-        if not math.isfinite(value) or value < 0 or (value == 0 and name != "min_score"):
-            return "must be a finite number " + (">= 0" if name == "min_score" else "> 0")
-    elif name in _CHOICES:
-        if value not in _CHOICES[name]:
-            return f"must be one of {', '.join(_CHOICES[name])}"
-    elif name in _TEXT:
-        if not isinstance(value, str) or not value.strip():
-            return "must be a non-empty string"
-    elif name in _FLAGS and not isinstance(value, bool):
-        return "must be True or False"
-    return None
 
 
 # ---------------------------------------------------------------- after the run

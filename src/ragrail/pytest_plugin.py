@@ -34,7 +34,7 @@ import pytest
 if TYPE_CHECKING:
     from ragrail.config import Project
     from ragrail.diff import Change, Diff
-    from ragrail.golden import GoldenSet
+    from ragrail.records.case import GoldenSet
     from ragrail.records.results import CaseResult, RunResult
 
 CONFIG_NAME = "ragrail.toml"
@@ -171,8 +171,9 @@ class RagrailFile(pytest.File):
 
     def _evaluate(self) -> Outcome:
         from ragrail import app
+        from ragrail.app.finish import Ending, finish
         from ragrail.errors import RagrailError
-        from ragrail.golden import GoldenSet
+        from ragrail.records.case import GoldenSet
         from ragrail.settings import Overrides
         from ragrail.text.guard import visible
 
@@ -183,7 +184,7 @@ class RagrailFile(pytest.File):
             )
         try:
             evaluation = app.evaluate(self.project, Overrides(no_history=True), golden=golden)
-            diff = app.compare_with_baseline(evaluation.result, evaluation.baseline)
+            diff = finish(self.project, evaluation, Ending()).diff  # compared, not recorded
         except RagrailError as exc:
             return Outcome(error=f"ragrail: {visible(str(exc))}")
         outcome = Outcome(evaluation.result, diff, evaluation.baseline_path)

@@ -13,7 +13,7 @@ from ragrail.cli.ui import Out, output_options
 
 @dataclass
 class MergeOptions:
-    """The flags ``cli.run.report`` reads."""
+    """The flags ``cli.run.end_run`` reads."""
 
     json_path: Path | None
     junit: Path | None
@@ -68,7 +68,7 @@ def merge(
       ragrail merge shard-*.json --json results.json   # the verdict
     """
     from ragrail import app
-    from ragrail.cli.run import record_run, report
+    from ragrail.cli.run import end_run
     from ragrail.reports.machine import to_stdout
     from ragrail.settings import Overrides
     from ragrail.shards import prepare_merge
@@ -85,10 +85,8 @@ def merge(
     if not out.quiet:
         count = len(results)
         click.echo(f"(merged {count} shards: {len(merged.result.cases)} questions)", err=True)
-    record_run(project, merged.result, merged.history, out)
     evaluation = app.Evaluation(
         result=merged.result, baseline=merged.baseline, baseline_path=merged.baseline_path
     )
-    return report(
-        MergeOptions(json_path, junit, markdown, metrics), project.config, evaluation, out
-    )
+    options = MergeOptions(json_path, junit, markdown, metrics)
+    return end_run(options, project, evaluation, merged.history, out)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
@@ -12,6 +11,11 @@ from ragrail.cli.common import CONTEXT, colour
 from ragrail.cli.run_options import RunOptions, run_options
 from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK, EXIT_SYSTEM, InputError
+
+if TYPE_CHECKING:
+    from ragrail.app import Evaluation
+    from ragrail.app.finish import Finished
+    from ragrail.config import Project
 
 
 @click.command(context_settings=CONTEXT)
@@ -31,7 +35,7 @@ def run(**kwargs: Any) -> int:
       ragrail run --answerer openai --model NAME --base-url URL   # OPENAI_API_KEY
     Replies are cached in .ragrail/cache.sqlite: an unchanged re-run calls nothing.
     """
-    return run_and_report(RunOptions(**kwargs))
+    return run_and_report(RunOptions.of(kwargs))
 
 
 @click.command(context_settings=CONTEXT)
@@ -44,17 +48,11 @@ def demo(**kwargs: Any) -> int:
     --chunk-words 25 to see what a change breaks; `echo $?` shows the exit code
     CI would see.
     """
-    opts = RunOptions(**kwargs)
+    opts = RunOptions.of(kwargs)
     if opts.config is not None:
         raise click.UsageError("demo runs the bundled example; use `ragrail run --config` instead")
     opts.example = opts.example or "kitebase"
     return run_and_report(opts)
-
-
-def overrides(opts: RunOptions) -> Any:  # -> app.Overrides
-    from ragrail.app import Overrides
-
-    return Overrides.of(asdict(opts))
 
 
 def run_and_report(opts: RunOptions) -> int:
@@ -66,7 +64,7 @@ def run_and_report(opts: RunOptions) -> int:
 
     if opts.example and opts.config:
         raise click.UsageError("--example and --config contradict each other")
-    if opts.example and opts.save_baseline and opts.baseline is None:
+    if opts.example and opts.save_baseline and opts.overrides.baseline is None:
         raise InputError(
             f"the {opts.example} example's bundled baseline is read-only; copy the example with "
             f"`ragrail example {opts.example} DIR` and run `ragrail run --save-baseline` there "
@@ -82,14 +80,14 @@ def run_and_report(opts: RunOptions) -> int:
         (opts.markdown, "--markdown summary"),
     ]
     prepared = app.prepare(
-        project, overrides(opts), outputs=outputs, save_baseline=opts.save_baseline
+        project, opts.overrides, outputs=outputs, save_baseline=opts.save_baseline
     )
     shard = None
     if opts.shard is not None:
         from ragrail.shards import slice_prepared
 
         shard = slice_prepared(prepared, opts.shard)
-    if opts.dry_run:
+    if opts.overrides.dry_run:
         from ragrail.reports.terminal import plan_text
 
         dry = app.dry_run_plan(prepared)
@@ -105,20 +103,7 @@ def run_and_report(opts: RunOptions) -> int:
         out.say(note)
     if shard is not None:
         return _report_shard(opts, project.config, evaluation, shard, out)
-    record_run(project, evaluation.result, prepared.history, out)
-    return _report(opts, project.config, evaluation, out)
-
-
-def record_run(project: Any, result: Any, history: Path | None, out: Out) -> None:
-    """Record the run in the history (unless it is off) and say under which id."""
-    from ragrail import app
-
-    if history is not None:
-        result_id = app.record(project, result, history)
-        if result_id is not None and not out.quiet:
-            click.echo(
-                f"(recorded as run {result_id}: `ragrail history`, `ragrail report`)", err=True
-            )
+    return end_run(opts, project, evaluation, prepared.history, out)
 
 
 def _check_shard_flags(opts: RunOptions) -> None:
@@ -134,7 +119,7 @@ def _check_shard_flags(opts: RunOptions) -> None:
                 f"--shard {opts.shard} with {flag}: a shard has no verdict to report; "
                 f"pass {flag} to `ragrail merge`"
             )
-    if opts.json_path is None and not opts.dry_run:
+    if opts.json_path is None and not opts.overrides.dry_run:
         raise InputError(
             f"--shard {opts.shard} needs --json PATH: `ragrail merge` reads each shard's results"
         )
@@ -171,7 +156,7 @@ def _report_shard(opts: RunOptions, cfg: Any, evaluation: Any, shard: Any, out: 
 
 
 class ReportOptions(Protocol):
-    """What :func:`report` reads of the flags (``run``'s, or ``merge``'s)."""
+    """What :func:`end_run` reads of the flags (``run``'s, or ``merge``'s)."""
 
     metrics: bool
     save_baseline: bool
@@ -191,85 +176,98 @@ def _describe_inputs(out: Out, prepared: Any) -> None:
     out.detail()
 
 
-def _report(opts: ReportOptions, cfg: Any, evaluation: Any, out: Out) -> int:
-    """The scorecard, the diff, the outputs, the verdict: the same for a run and a merge."""
-    from ragrail import app
-    from ragrail.reports.terminal import diff_text, reruns_text, scorecard, verdict_lines
+def end_run(
+    opts: ReportOptions, project: Project, evaluation: Evaluation, history: Path | None, out: Out
+) -> int:
+    """The end of a run or a merge (:func:`ragrail.app.finish.finish`), printed as it
+    happens: the scorecard, the diff, the outputs, the verdict; its exit code."""
+    from ragrail.app.finish import Ending, finish
 
-    result, baseline_path = evaluation.result, evaluation.baseline_path
-    out.say(scorecard(result, metrics=opts.metrics or cfg.report.metrics or out.verbose))
-    if evaluation.reruns:  # made before the scorecard, so their calls are in its totals
-        out.say()
-        out.say(reruns_text(evaluation.reruns))
-    diff = app.compare_with_baseline(result, evaluation.baseline)
-    if diff is not None and result.cases and len(diff.new_cases) == len(result.cases):
-        import warnings
+    ending = Ending(
+        history=history,
+        json=opts.json_path,
+        junit=opts.junit,
+        markdown=opts.markdown,
+        save_baseline=opts.save_baseline,
+    )
+    steps = _Printer(opts, project.config, evaluation, out)
+    return _verdict(finish(project, evaluation, ending, steps), out)
 
-        # "No regressions." over a comparison of nothing: another project's baseline, or
-        # every id renamed; the verdict stands, but it must not read as a checked pass
-        warnings.warn(
-            f"no question of this run is in the baseline {baseline_path}: nothing was "
-            "compared (another project's baseline, or renamed ids?)",
-            stacklevel=1,
-        )
-    if diff is not None:
-        out.say()
-        out.say(colour(diff_text(diff)))
-        if out.quiet:
-            out.verdict(colour("\n".join(verdict_lines(diff))))
-    elif not opts.save_baseline:
-        out.verdict(
-            f"{'' if out.quiet else chr(10)}No baseline at {baseline_path} yet: run with "
-            "--save-baseline to create one."
-        )
-    _write_outputs(opts, result, diff, out)
-    failed = app.failures(result, diff)
-    if failed is not None:
-        shown = "ERROR or JUDGE ERROR" if app.judge_errors(result) else "ERROR"
-        click.echo(f"ragrail: {failed} (shown as {shown} above); exit 3", err=True)
-        if opts.save_baseline:
+
+_WROTE = {
+    "json": "Wrote results to {}",
+    "junit": "Wrote JUnit XML to {}",
+    "markdown": "Wrote the Markdown summary to {}",
+}
+
+
+class _Printer:
+    """The lines of a run's end, each printed when its step is done (app.finish.Steps)."""
+
+    def __init__(self, opts: ReportOptions, cfg: Any, evaluation: Evaluation, out: Out) -> None:
+        self.opts, self.cfg, self.evaluation, self.out = opts, cfg, evaluation, out
+
+    def recorded(self, run_id: int | None) -> None:
+        if run_id is not None and not self.out.quiet:
+            click.echo(f"(recorded as run {run_id}: `ragrail history`, `ragrail report`)", err=True)
+
+    def before_writing(self, finished: Finished) -> None:
+        """The scorecard and the diff."""
+        from ragrail.reports.terminal import diff_text, reruns_text, scorecard, verdict_lines
+
+        out, opts, diff = self.out, self.opts, finished.diff
+        metrics = opts.metrics or self.cfg.report.metrics or out.verbose
+        out.say(scorecard(finished.result, metrics=metrics))
+        if self.evaluation.reruns:  # made before the scorecard, so their calls are in its totals
+            out.say()
+            out.say(reruns_text(self.evaluation.reruns))
+        if finished.compared_nothing:
+            import warnings
+
+            # "No regressions." over a comparison of nothing: the verdict stands, but it
+            # must not read as a checked pass
+            warnings.warn(
+                f"no question of this run is in the baseline {finished.baseline_path}: nothing "
+                "was compared (another project's baseline, or renamed ids?)",
+                stacklevel=1,
+            )
+        if diff is not None:
+            out.say()
+            out.say(colour(diff_text(diff)))
+            if out.quiet:
+                out.verdict(colour("\n".join(verdict_lines(diff))))
+        elif not opts.save_baseline:
+            out.verdict(
+                f"{'' if out.quiet else chr(10)}No baseline at {finished.baseline_path} yet: "
+                "run with --save-baseline to create one."
+            )
+
+    def stdout(self, text: str) -> None:
+        click.echo(text, nl=False)
+
+    def wrote(self, kind: str, path: Path) -> None:
+        self.out.say(_WROTE[kind].format(path))
+
+
+def _verdict(finished: Finished, out: Out) -> int:
+    """Why there is no clean verdict, or the saved baseline; the exit code."""
+    if finished.failed is not None:
+        shown = "ERROR or JUDGE ERROR" if finished.judge_errors else "ERROR"
+        click.echo(f"ragrail: {finished.failed} (shown as {shown} above); exit 3", err=True)
+        if finished.baseline_refused:
             click.echo(
-                f"ragrail: not saving a baseline to {baseline_path}: it would record "
+                f"ragrail: not saving a baseline to {finished.baseline_path}: it would record "
                 "failed calls as the expected result; fix or re-run them, then save",
                 err=True,
             )
-        return EXIT_SYSTEM
-    if opts.save_baseline:
-        app.save_baseline(
-            result, baseline_path, docs=evaluation.docs, golden=evaluation.golden_path
+    elif finished.baseline_saved:
+        out.verdict(
+            f"Saved baseline to {finished.baseline_path}: commit it with the change it accepts."
         )
-        out.verdict(f"Saved baseline to {baseline_path}: commit it with the change it accepts.")
-        return EXIT_OK
-    code = app.exit_code(result, diff, evaluation.judge_failed)
-    if code == EXIT_SYSTEM:
+    elif finished.exit_code == EXIT_SYSTEM:
         click.echo(
-            f"ragrail: the judge failed on {evaluation.judge_failed} question(s) "
+            f"ragrail: the judge failed on {finished.judge_failed} question(s) "
             "(see JUDGE ERROR above); exit 3",
             err=True,
         )
-    return code
-
-
-report = _report
-
-
-def _write_outputs(opts: ReportOptions, result: Any, diff: Any, out: Out) -> None:
-    """--json (a file, or stdout with -), --junit and --markdown, each written whole."""
-    if opts.json_path is not None:
-        if out.json_to_stdout:
-            click.echo(result.to_json(), nl=False)
-        else:
-            result.save(opts.json_path, "--json results")
-            out.say(f"Wrote results to {opts.json_path}")
-    if opts.junit:
-        from ragrail.fileio import atomic_write_text
-        from ragrail.reports.junit import junit_xml
-
-        atomic_write_text(opts.junit, junit_xml(result, diff), "--junit report")
-        out.say(f"Wrote JUnit XML to {opts.junit}")
-    if opts.markdown:
-        from ragrail.fileio import atomic_write_text
-        from ragrail.reports.markdown import markdown_summary
-
-        atomic_write_text(opts.markdown, markdown_summary(result, diff), "--markdown summary")
-        out.say(f"Wrote the Markdown summary to {opts.markdown}")
+    return finished.exit_code

@@ -1,0 +1,177 @@
+"""The end of a run, in one place: record it in the history, compare it with the baseline,
+write its outputs (--json, --junit, --markdown), save it as the baseline, decide the exit code.
+
+``ragrail run``, ``ragrail merge``, the Python API and the pytest plugin all end a run
+with :func:`finish`; each asks for the steps it wants in an :class:`Ending`. Nothing
+here prints: the CLI hears each step as it happens through its :class:`Steps` (so the
+scorecard and the diff are on the screen before a file is written, as a person reads
+them), and everything the end of the run did comes back in a :class:`Finished`.
+
+    evaluation = app.run(app.prepare(project, overrides))
+    finished = finish(project, evaluation, Ending(history=prepared.history, junit=path))
+    finished.diff, finished.run_id, finished.written, finished.exit_code
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from ragrail.app import (
+    compare_with_baseline,
+    exit_code,
+    failures,
+    judge_errors,
+    record,
+    save_baseline,
+)
+from ragrail.errors import EXIT_OK, EXIT_SYSTEM
+
+if TYPE_CHECKING:
+    from ragrail.app import Evaluation
+    from ragrail.config import Project
+    from ragrail.diff import Diff
+    from ragrail.records.results import RunResult
+
+#: An output of the run: ``json`` (the results), ``junit`` or ``markdown``.
+OutputKind = Literal["json", "junit", "markdown"]
+
+
+@dataclass(frozen=True)
+class Ending:
+    """What the end of a run does (every step off by default)."""
+
+    history: Path | None = None  # record the run there; None: not recorded
+    compare: bool = True  # compare with the evaluation's baseline (when it has one)
+    json: Path | None = None  # the results; ``-``: standard output, through Steps.stdout
+    junit: Path | None = None  # a JUnit XML report
+    markdown: Path | None = None  # a Markdown summary
+    save_baseline: bool = False  # accept the run as the baseline, unless it has errors
+
+
+@dataclass
+class Finished:
+    """What the end of a run did, and its verdict."""
+
+    result: RunResult
+    baseline_path: Path | None  # the baseline compared with (and saved to)
+    diff: Diff | None = None  # None: no baseline yet (or not compared)
+    run_id: int | None = None  # the id the history recorded the run under
+    written: list[tuple[OutputKind, Path]] = field(default_factory=list)  # files, in order
+    failed: str | None = None  # why the run has no clean verdict (failed calls, judge)
+    judge_errors: int = 0  # questions of the results the judge failed on
+    judge_failed: int = 0  # questions the judge failed on in this evaluation
+    baseline_refused: bool = False  # asked to save, refused: the run has errors
+    baseline_saved: bool = False
+    exit_code: int = EXIT_OK
+
+    @property
+    def compared_nothing(self) -> bool:
+        """Whether no question of the run is in the baseline: a "No regressions." that
+        checked nothing (another project's baseline, or every id renamed)."""
+        diff, cases = self.diff, self.result.cases
+        return diff is not None and bool(cases) and len(diff.new_cases) == len(cases)
+
+
+class Steps(Protocol):
+    """Hears each step of :func:`finish` as it happens (the CLI prints from one)."""
+
+    def recorded(self, run_id: int | None) -> None:
+        """The run was recorded (``run_id``), or the history could not take it (None)."""
+
+    def before_writing(self, finished: Finished) -> None:
+        """Recorded and compared; nothing is written yet."""
+
+    def stdout(self, text: str) -> None:
+        """An output asked for on standard output (``--json -``)."""
+
+    def wrote(self, kind: OutputKind, path: Path) -> None:
+        """``path`` was written whole."""
+
+
+class Silent:
+    """:class:`Steps` that hear nothing; an output asked for on standard output is
+    written there."""
+
+    def recorded(self, run_id: int | None) -> None:
+        pass
+
+    def before_writing(self, finished: Finished) -> None:
+        pass
+
+    def stdout(self, text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def wrote(self, kind: OutputKind, path: Path) -> None:
+        pass
+
+
+def finish(
+    project: Project, evaluation: Evaluation, ending: Ending, steps: Steps | None = None
+) -> Finished:
+    """End a run as ``ending`` asks: record, compare, write the outputs, save the baseline
+    (not when the run has errors), and decide the exit code: 3 when a question failed to
+    run or the judge failed on one, 0 after saving a baseline, else 1 when a question got
+    worse than in the baseline, else 0.
+
+    The outputs' paths are checked before the run (:func:`ragrail.app.prepare`'s
+    ``outputs``); a failure to write one now is the disk's (SystemFailure), raised after
+    the steps before it were heard."""
+    hear = steps or Silent()
+    result = evaluation.result
+    done = Finished(result, evaluation.baseline_path, judge_failed=evaluation.judge_failed)
+    if ending.history is not None:
+        done.run_id = record(project, result, ending.history)
+        hear.recorded(done.run_id)
+    if ending.compare:
+        done.diff = compare_with_baseline(result, evaluation.baseline)
+    hear.before_writing(done)
+    _write_outputs(ending, done, hear)
+    done.failed = failures(result, done.diff)
+    if done.failed is not None:
+        done.judge_errors = judge_errors(result)
+        done.baseline_refused = ending.save_baseline
+        done.exit_code = EXIT_SYSTEM
+    elif ending.save_baseline:
+        if done.baseline_path is None:
+            raise ValueError("save_baseline needs the evaluation's baseline_path")
+        save_baseline(
+            result, done.baseline_path, docs=evaluation.docs, golden=evaluation.golden_path
+        )
+        done.baseline_saved = True
+    else:
+        done.exit_code = exit_code(result, done.diff, evaluation.judge_failed)
+    return done
+
+
+def _write_outputs(ending: Ending, done: Finished, hear: Steps) -> None:
+    """The results (a file, or standard output with ``-``), the JUnit XML and the Markdown
+    summary, each written whole, in that order."""
+    from ragrail.fileio import atomic_write_text
+    from ragrail.reports.machine import to_stdout
+
+    result, diff = done.result, done.diff
+    if ending.json is not None:
+        if to_stdout(ending.json):
+            hear.stdout(result.to_json())
+        else:
+            result.save(ending.json, "--json results")
+            _wrote(done, hear, "json", ending.json)
+    if ending.junit:
+        from ragrail.reports.junit import junit_xml
+
+        atomic_write_text(ending.junit, junit_xml(result, diff), "--junit report")
+        _wrote(done, hear, "junit", ending.junit)
+    if ending.markdown:
+        from ragrail.reports.markdown import markdown_summary
+
+        atomic_write_text(ending.markdown, markdown_summary(result, diff), "--markdown summary")
+        _wrote(done, hear, "markdown", ending.markdown)
+
+
+def _wrote(done: Finished, hear: Steps, kind: OutputKind, path: Path) -> None:
+    done.written.append((kind, path))
+    hear.wrote(kind, path)
