@@ -3,11 +3,11 @@ settings of each stage: retrieval, answering, scoring, judging. Nothing here run
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragrail.errors import InputError
+from ragrail.flags import FLAGS, Overrides
 
 if TYPE_CHECKING:
     from ragrail.config import Project
@@ -15,55 +15,6 @@ if TYPE_CHECKING:
     from ragrail.scoring.case import ScoringOptions
     from ragrail.system.answerers import AnswererSpec
     from ragrail.system.pipeline import PipelineSettings
-
-
-@dataclass
-class Overrides:
-    """Settings that replace the project file's for one evaluation; None keeps the file's.
-
-    Each field is the run flag of the same name (``top_k`` is ``--top-k``).
-    """
-
-    docs: Path | None = None
-    golden: Path | None = None
-    baseline: Path | None = None
-    top_k: int | None = None
-    chunk_words: int | None = None
-    min_score: float | None = None
-    retriever: str | None = None
-    claude: bool = False  # --claude: the anthropic answerer, model claude-opus-5
-    answerer: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    concurrency: int | None = None
-    timeout: float | None = None
-    max_retries: int | None = None
-    max_tokens: int | None = None
-    rpm: float | None = None
-    tpm: float | None = None
-    repeats: int | None = None
-    rerun_failures: int = 0
-    no_cache: bool = False
-    dry_run: bool = False
-    judge: str | None = None
-    judge_model: str | None = None
-    judge_base_url: str | None = None
-    judge_repeats: int | None = None
-    judge_concurrency: int | None = None
-    judge_timeout: float | None = None
-    judge_max_retries: int | None = None
-    judge_rpm: float | None = None
-    judge_tpm: float | None = None
-    trust_unvalidated: bool = False
-    no_history: bool = False
-    backend: str | None = None  # local or ray (default: [run] backend)
-    address: str | None = None  # the Ray cluster's (default: [run] address)
-
-    @classmethod
-    def of(cls, values: dict[str, Any]) -> Overrides:
-        """The overrides among ``values`` (flags, keyword arguments); other keys are ignored."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in names})
 
 
 def scoring_options(project: Project, overrides: Overrides | None = None) -> ScoringOptions:
@@ -144,7 +95,7 @@ def judge_config(project: Project, overrides: Overrides | None = None) -> JudgeC
     provider = {"claude": "anthropic"}.get(o.judge or "", o.judge) or base.provider
     if provider is None:
         given = [
-            f"--{name.replace('_', '-')}"
+            FLAGS[name].flag
             for name in (
                 "judge_model",
                 "judge_base_url",
@@ -215,7 +166,7 @@ def check_min_score(project: Project, overrides: Overrides | None = None) -> Non
     if o.min_score is not None:
         raise InputError(f"invalid value for --min-score: {problem}")
     raise InputError(
-        f"key 'pipeline.min_score' with --retriever {name}: {problem}",
+        f"key '{FLAGS['min_score'].key}' with --retriever {name}: {problem}",
         str(project.config_path or project.root),
     )
 
@@ -259,7 +210,7 @@ def refuse_pipeline_flags(o: Overrides, kind: str) -> None:
     """Flags of the built-in pipeline given for another system under test: an InputError
     rather than a run that silently ignores them."""
     ignored = [
-        f"--{name.replace('_', '-')}"
+        FLAGS[name].flag
         for name in (
             "claude",
             "answerer",
