@@ -11,7 +11,6 @@ from typing import Any
 import click
 
 from ragrail.cli.common import CONTEXT, PATH, with_options
-from ragrail.cli.logsdb import db_path, logs_project
 from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK
 
@@ -48,21 +47,12 @@ def ingest_cmd(
     and named by line, and the rest goes in. Exit 2 when a file cannot be read or
     holds no readable row (nothing is written then).
     """
-    from ragrail.online.ingest import check_inputs, ingest
-    from ragrail.online.store import LogStore
+    from ragrail.app.logs import ingest_logs
     from ragrail.text.guard import visible
 
-    project = logs_project(config, example)
-    cfg = project.config.logs
-    path = db_path(project, db)
-    check_inputs(files, cfg)  # before the database exists: exit 2 writes nothing
     out = Out()
-    store = LogStore(path)
-    try:
-        with _bar(sum(f.stat().st_size for f in files)) as progress:
-            report = ingest(files, cfg, store, progress)
-    finally:
-        store.close()
+    ingested = ingest_logs(files, config, example, db, _bar)
+    report = ingested.report
     names = ", ".join(visible(f) for f in report.files)
     summary = (
         f"ingested {report.lines:,} lines from {names}: {report.added:,} added, "
@@ -70,14 +60,12 @@ def ingest_cmd(
     )
     if report.first_bad:
         summary += f" (first: {visible('; '.join(str(b) for b in report.first_bad))})"
-    out.verdict(summary + f". Database: {visible(str(path))}")
-    if report.bad:
+    out.verdict(summary + f". Database: {visible(str(ingested.database))}")
+    warning = ingested.bad_rows_warning()
+    if warning is not None:
         import warnings
 
-        warnings.warn(
-            f"{report.bad:,} bad rows skipped (first: {visible(str(report.first_bad[0]))})",
-            stacklevel=1,
-        )
+        warnings.warn(warning, stacklevel=1)
     return EXIT_OK
 
 

@@ -16,10 +16,8 @@ from ragrail.cli.common import (
     json_option,
     with_options,
 )
-from ragrail.cli.logsdb import check_versions, logs_project
-from ragrail.cli.logsdb import db_path as log_db_path
 from ragrail.cli.ui import Out, output_options
-from ragrail.errors import EXIT_OK, InputError
+from ragrail.errors import EXIT_OK
 
 
 @click.command("online", context_settings=CONTEXT)
@@ -69,71 +67,18 @@ def online(
     `--compare A B` tests each signal between two versions (Holm-corrected) and says
     how many conversations per arm would detect the difference.
     """
-    from ragrail.fileio import atomic_write_text
-    from ragrail.online.ab import compare as ab_compare
-    from ragrail.online.reask import reasked_ids
-    from ragrail.online.signals import compute_signals
-    from ragrail.online.store import LogStore
-    from ragrail.outputs import guard_outputs
+    from ragrail.app.logs import online_signals
     from ragrail.reports import online as report
-    from ragrail.reports.online_html import online_html
 
-    project = logs_project(config, example)
-    logs = project.config.logs
-    period = by or logs.period
-    if compare and compare[0] == compare[1]:
-        from ragrail.text.guard import visible
-
-        raise InputError(
-            f"--compare needs two different versions (got {visible(compare[0])!r} twice)"
-        )
-    db_path = log_db_path(project, db)
-    guard_outputs(
-        [(json_path, "--json signals"), (html_path, "--html page")],
-        project if project.config_path is not None else None,
-        state_dir=project.state_dir,
-        log_dbs=[db_path],
-    )
+    readout = online_signals(config, example, db, by, versions, compare, mde, json_path, html_path)
     out = Out(json_path)
-    store = LogStore(db_path, create=False)
-    try:
-        known = store.versions()
-        check_versions([*versions, *(compare or ())], known)
-        reasked = reasked_ids(store.conversations(), logs.reask_minutes, logs.reask_similarity)
-        periods = compute_signals(
-            store.conversations(),
-            reasked,
-            None if period == "all" else period,  # type: ignore[arg-type]
-            versions or None,
-        )
-        result = None
-        if compare:
-            result = ab_compare(store.conversations(), reasked, compare[0], compare[1], mde)
-        flagged = report.collect_flagged(store.conversations(), versions or None)
-        database = str(store.path)
-    finally:
-        store.close()
-    out.json(
-        report.online_json(
-            periods,
-            result,
-            flagged,
-            database=database,
-            by=period,
-            reask_minutes=logs.reask_minutes,
-            reask_similarity=logs.reask_similarity,
-        ),
-        json_path,
-        "--json signals",
-    )
+    out.json(readout.json_data(), json_path, "--json signals")
     if html_path is not None:
-        atomic_write_text(
-            html_path, online_html(periods, result, flagged, database=database, by=period), "--html"
-        )
+        readout.write_page(html_path)
         out.say(f"Wrote the online page to {html_path}")
-    out.say(report.signals_text(periods, period))
-    if result is not None:
+    out.say(report.signals_text(readout.periods, readout.by))
+    if readout.ab is not None:
         out.say("")
-        out.say(report.ab_text(result))
-    out.verdict(report.verdict_line(periods, result))
+        out.say(report.ab_text(readout.ab))
+    out.verdict(report.verdict_line(readout.periods, readout.ab))
     return EXIT_OK

@@ -4,15 +4,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from ragrail.cli.common import CONTEXT, OUT_PATH, PATH
-from ragrail.cli.logsdb import check_versions, logs_project, open_logs
-from ragrail.cli.logsdb import db_path as log_db_path
 from ragrail.cli.ui import Out, output_options
-from ragrail.errors import EXIT_OK, EXIT_SYSTEM, InputError
+from ragrail.errors import EXIT_OK, EXIT_SYSTEM
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ragrail.online.score import ScoreReport
 
 config_option = click.option("--config", "-c", type=PATH, help="Project file.")
 db_option = click.option(
@@ -59,33 +62,14 @@ def score_cmd(
     With --backend ray the flags are worked out in batches by Ray tasks (the
     judge's sample stays here); the flags and counts are the same.
     """
-    from ragrail.backends import choose, log_flagger
-    from ragrail.online.score import score_logs
-    from ragrail.settings import Overrides, build_judge, judge_config, scoring_options
+    from ragrail.app.logs import flag_logs
 
-    project = logs_project(config)
-    # a missing Ray or a stray --address: exit 2 before the database is opened
-    flagger = log_flagger(choose(project, Overrides(backend=backend, address=address)))
-    judge = None
-    if judge_sample:
-        cfg = judge_config(project)
-        if cfg is None:
-            raise InputError(
-                "--judge-sample needs a judge: add [judge] provider = ... to the project file"
-            )
-        judge = build_judge(project, cfg)
     out = Out()
-    with open_logs(project, db) as store:
-        if version is not None:
-            check_versions([version], store.versions())
-        report = score_logs(store, scoring_options(project), version, flagger=flagger)
-        if judge is not None:
-            from ragrail.online.score import judge_sample as run_judge
-
-            run_judge(store, judge, judge_sample or 0, seed, version, report)
+    flagged = flag_logs(config, db, version, judge_sample, seed, backend, address)
+    report = flagged.report
     for line in score_lines(report):
         out.say(line)
-    judged = f", {report.judged:,} judged" if judge is not None else ""
+    judged = f", {report.judged:,} judged" if flagged.judged else ""
     out.verdict(
         f"logs score: {report.total:,} conversation(s) scored, {report.flagged:,} flagged"
         f"{judged}; flags of {report.changed:,} changed"
@@ -102,7 +86,7 @@ def score_cmd(
     return EXIT_OK
 
 
-def score_lines(report: Any) -> list[str]:  # report: score.ScoreReport
+def score_lines(report: ScoreReport) -> list[str]:
     """The per-version table of flag counts, then the first flagged ids of each flag."""
     from ragrail.text.guard import visible
 
@@ -110,7 +94,7 @@ def score_lines(report: Any) -> list[str]:  # report: score.ScoreReport
     rows = [["version", "conversations", *flags]]
     for version in sorted(report.scored):
         n = report.scored[version]
-        counts = report.counts.get(version, {})
+        counts: Mapping[str, int] = report.counts.get(version, {})
         rows.append(
             [
                 visible(version),
@@ -157,41 +141,10 @@ def sample(
     Each row has the question, the answer, its contexts and empty label columns
     (facts, sources, expect, notes); `ragrail add --from-log ID` turns one into a case.
     """
-    from ragrail.fileio import atomic_write_text
-    from ragrail.online.reask import reasked_ids
-    from ragrail.online.sample import SUFFIXES, draw, render
-    from ragrail.outputs import guard_outputs
+    from ragrail.app.logs import draw_sample
 
-    if count < 1:
-        raise InputError(f"invalid value for -n: {count} (a sample has at least 1 conversation)")
-    project = logs_project(config)
-    db_path = log_db_path(project, db)
-    guard_outputs(
-        [(output, "labelling file")],
-        project if project.config_path is not None else None,
-        state_dir=project.state_dir,
-        log_dbs=[db_path],
-    )
-    suffix = output.suffix.lower()
-    if suffix not in SUFFIXES:
-        raise InputError(
-            f"unknown labelling-file format {output.suffix or '(no extension)'!r}; "
-            f"use one of {', '.join(SUFFIXES)}",
-            str(output),
-        )
-    logs = project.config.logs
-    with open_logs(project, db) as store:
-        if version is not None:  # else an empty labelling file, as if the log were empty
-            check_versions([version], store.versions())
-        reasked = reasked_ids(
-            store.conversations(version), logs.reask_minutes, logs.reask_similarity
-        )
-        drawn = draw(store.conversations(version), count, seed, reasked)
-    atomic_write_text(output, render(drawn, suffix), "labelling file")
+    sample = draw_sample(output, count, seed, version, db, config)
     out = Out()
-    by_stratum: dict[str, int] = {}
-    for d in drawn:
-        by_stratum[d.stratum] = by_stratum.get(d.stratum, 0) + 1
-    out.say(", ".join(f"{s} {n}" for s, n in by_stratum.items()))
-    out.verdict(f"Wrote {len(drawn)} conversation(s) to {output} for labelling.")
+    out.say(", ".join(f"{s} {n}" for s, n in sample.by_stratum().items()))
+    out.verdict(f"Wrote {len(sample.drawn)} conversation(s) to {output} for labelling.")
     return EXIT_OK
