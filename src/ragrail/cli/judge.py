@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ragrail.cli.common import (
-    CONTEXT,
-    PATH,
-    RUN_REFS,
-    json_option,
-    load_project,
-    load_run_ref,
-    results_file,
-    with_options,
-)
+from ragrail.cli.common import CONTEXT, PATH, RUN_REFS, json_option, with_options
 from ragrail.cli.run_options import judge_call_options
 from ragrail.cli.ui import Out, output_options
-from ragrail.errors import EXIT_OK, EXIT_SYSTEM, InputError
+from ragrail.errors import EXIT_OK, EXIT_SYSTEM
+
+if TYPE_CHECKING:
+    from ragrail.judge.validate import Agreement
+    from ragrail.settings import Overrides
 
 
 @click.group("judge", context_settings=CONTEXT)
@@ -41,26 +36,14 @@ judge_options = [
 ]
 
 
-def judge_for(
-    project: Any,
-    judge: str | None,
-    judge_model: str | None,
-    judge_base_url: str | None,
-    **calls: Any,
-) -> Any:
-    """The judge of `ragrail judge ...`; ``calls``: judge_concurrency, judge_timeout,
-    judge_max_retries, judge_rpm, judge_tpm (None: the config's)."""
-    from ragrail import app
+def _overrides(
+    judge: str | None, judge_model: str | None, judge_base_url: str | None, calls: dict[str, Any]
+) -> Overrides:
+    """The judge flags as overrides of the project's [judge]; ``calls``: judge_concurrency,
+    judge_timeout, judge_max_retries, judge_rpm, judge_tpm (None: the config's)."""
+    from ragrail.settings import Overrides
 
-    overrides = app.Overrides(
-        judge=judge, judge_model=judge_model, judge_base_url=judge_base_url, **calls
-    )
-    cfg = app.judge_config(project, overrides)
-    if cfg is None:
-        raise InputError(
-            "no judge: pass --judge claude|openai or add [judge] provider = ... to ragrail.toml"
-        )
-    return app.build_judge(project, cfg)
+    return Overrides(judge=judge, judge_model=judge_model, judge_base_url=judge_base_url, **calls)
 
 
 def _pct_ci(value: float | None, ci: tuple[float, float] | None) -> str:
@@ -70,7 +53,7 @@ def _pct_ci(value: float | None, ci: tuple[float, float] | None) -> str:
     return f"{value:.0%}{interval}"
 
 
-def _bias(a: Any) -> str:
+def _bias(a: Agreement) -> str:
     """The mean of judge - human with its 95% t interval: points of the pass rate, or of
     the 1-5 score."""
     if a.bias is None:
@@ -134,59 +117,41 @@ def judge_validate(
     the agreement (never counted as "fail") and listed; when the judge failed on
     any, nothing is stored and the exit code is 3.
     """
-    from ragrail.judge import load_labels, validate_judge
-    from ragrail.outputs import guard_outputs
-    from ragrail.reports.machine import validation_json
-    from ragrail.store.history import History
+    from ragrail.app.judge import validate_with_labels
     from ragrail.text.guard import visible
 
-    project = load_project(config, example)
-    reads = [(labels_path, "the labels file"), (results_file(run_ref), "the results file")]
-    guard_outputs([(json_path, "--json validation")], project, reads)
+    checked = validate_with_labels(
+        labels_path,
+        run_ref,
+        config,
+        example,
+        _overrides(judge, judge_model, judge_base_url, calls),
+        json_path,
+    )
     out = Out(json_path)
-    labels = load_labels(labels_path)
-    run = load_run_ref(run_ref, project)
-    the_judge = judge_for(project, judge, judge_model, judge_base_url, **calls)
-    validation = validate_judge(the_judge, run, labels)
-    crit_by_name = {c.name: c for c in the_judge.config.criteria}
-    min_kappa = the_judge.config.min_kappa
-    stored: dict[str, dict[str, Any]] = {}
-    store = History(project.state_dir / "history.sqlite")
-    try:
-        for a in validation.agreements:
-            _print_agreement(out, the_judge.label, validation.left_out_of(a.criterion), a)
-            if validation.failed:
-                continue  # a validation over the cases the judge managed is not stored
-            if not a.n:
-                # nothing was measured; stored, it would become this judge's latest
-                # validation and hide the labels of an earlier one from corrections
-                out.say("  not stored: no labelled case has a judge verdict to compare")
-                continue
-            key = the_judge.key(crit_by_name.get(a.criterion))
-            vid = store.record_validation(key, the_judge.label, a.criterion, a)
-            score = a.kappa if a.kappa is not None else a.spearman
-            ok = score is not None and score >= min_kappa
-            stored[a.criterion] = {"stored": vid, "judge_key": key, "gates_allowed": ok}
-            gates = (
-                f"gates on {visible(repr(a.criterion))} are allowed"
-                if ok
-                else f"below min_kappa {min_kappa}: gates stay refused"
-            )
-            out.say(f"  stored as validation {vid} (judge key {key}); {gates}")
-            if out.quiet:
-                shown = "-" if score is None else f"{score:.2f}"
-                out.verdict(f"{visible(a.criterion)}: {shown} over {a.n} labels; {gates}")
-    finally:
-        store.close()
+    validation, label, min_kappa = checked.validation, checked.judge.label, checked.min_kappa
+    for a, stored in zip(validation.agreements, checked.stored, strict=True):
+        _print_agreement(out, label, validation.left_out_of(a.criterion), a)
+        if validation.failed:
+            continue  # a validation over the cases the judge managed is not stored
+        if stored is None:
+            out.say("  not stored: no labelled case has a judge verdict to compare")
+            continue
+        score = a.kappa if a.kappa is not None else a.spearman
+        gates = (
+            f"gates on {visible(repr(a.criterion))} are allowed"
+            if stored.gates_allowed
+            else f"below min_kappa {min_kappa}: gates stay refused"
+        )
+        out.say(f"  stored as validation {stored.id} (judge key {stored.judge_key}); {gates}")
+        if out.quiet:
+            shown = "-" if score is None else f"{score:.2f}"
+            out.verdict(f"{visible(a.criterion)}: {shown} over {a.n} labels; {gates}")
     for case_id, criterion, why in validation.left_out:
         out.say(f"  left out {visible(case_id)} ({visible(criterion)}): {visible(why)}")
     for case_id, criterion, why in validation.failed:
         out.say(f"  JUDGE ERROR {visible(case_id)} ({visible(criterion)}): {visible(why)}")
-    out.json(
-        validation_json(the_judge.label, validation, stored, min_kappa),
-        json_path,
-        "--json validation",
-    )
+    out.json(checked.json_data(), json_path, "--json validation")
     if validation.failed:
         click.echo(
             f"ragrail: the judge failed on {len(validation.failed)} labelled case(s) (listed "
@@ -197,7 +162,7 @@ def judge_validate(
     return EXIT_OK
 
 
-def _to_halve(a: Any) -> str:
+def _to_halve(a: Agreement) -> str:
     """What more labels would buy a run the size of the validated one (PPI++)."""
     if a.labels_to_halve is not None:
         return (
@@ -209,7 +174,7 @@ def _to_halve(a: Any) -> str:
     return f"more labels alone would not halve a corrected interval (a run of {a.run_size} answers)"
 
 
-def _print_agreement(out: Out, label: str, skipped: int, a: Any) -> None:
+def _print_agreement(out: Out, label: str, skipped: int, a: Agreement) -> None:
     from ragrail.text.guard import visible
 
     out.say(
@@ -277,25 +242,21 @@ def judge_pairwise(
     exact sign test. A question that errored in either run, or that the judge
     failed on, is listed with its reason, and the exit code is 3.
     """
-    import warnings
-
-    from ragrail.judge import pairwise, same_family_warning
-    from ragrail.outputs import guard_outputs
-    from ragrail.reports.machine import pairwise_json
+    from ragrail.app.judge import judge_pairwise as compare_runs
     from ragrail.reports.terminal import usage_cost
     from ragrail.text.guard import visible
 
-    project = load_project(config, example)
-    reads = [(results_file(run_a), "RUN_A's results"), (results_file(run_b), "RUN_B's results")]
-    guard_outputs([(json_path, "--json verdicts")], project, reads)
+    readout = compare_runs(
+        run_a,
+        run_b,
+        config,
+        example,
+        _overrides(judge, judge_model, judge_base_url, calls),
+        json_path,
+    )
     out = Out(json_path)
-    a, b = load_run_ref(run_a, project), load_run_ref(run_b, project)
-    the_judge = judge_for(project, judge, judge_model, judge_base_url, **calls)
-    warning = same_family_warning(the_judge, [a.config.model, b.config.model])
-    if warning:
-        warnings.warn(warning, stacklevel=1)
-    result = pairwise(the_judge, a, b)
-    out.json(pairwise_json(the_judge.label, result, the_judge.usage), json_path, "--json verdicts")
+    result, the_judge = readout.result, readout.judge
+    out.json(readout.json_data(), json_path, "--json verdicts")
     out.say(
         f"Pairwise: B ({visible(run_b)}) vs A ({visible(run_a)}), judged by "
         f"{visible(the_judge.label)}, {result.n} questions"
