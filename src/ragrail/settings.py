@@ -1,8 +1,15 @@
 """How the project file and the overrides (flags, keyword arguments) combine into the
-settings of each stage: retrieval, answering, scoring, judging. Nothing here runs."""
+settings of each stage: retrieval, answering, scoring, judging. Nothing here runs.
+
+:func:`resolve` combines them once (``app.prepare`` calls it, after its checks) into one
+:class:`ResolvedSettings`, which the runner, the backends, shards and sweep read instead
+of working any setting out again; the functions it is made of (:func:`answerer_spec`,
+:func:`pipeline_settings`, :func:`scoring_options`, :func:`judge_config`) stay public
+for the commands that need one stage only."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,11 +17,66 @@ from ragrail.errors import InputError
 from ragrail.flags import FLAGS, Overrides
 
 if TYPE_CHECKING:
-    from ragrail.config import Project
+    from ragrail.backends import Backend
+    from ragrail.config import Project, SystemConfig
     from ragrail.judge import JudgeConfig
     from ragrail.scoring.case import ScoringOptions
     from ragrail.system.answerers import AnswererSpec
     from ragrail.system.pipeline import PipelineSettings
+
+
+@dataclass(frozen=True)
+class ResolvedSettings:
+    """The project file and the overrides, combined once into each stage's settings."""
+
+    answerer: AnswererSpec  # who answers, and how its calls are made
+    pipeline: PipelineSettings  # the built-in pipeline's retrieval and prompt
+    repeats: int  # answers per question
+    scoring: ScoringOptions
+    judge: JudgeConfig | None  # None: no judge
+    system: SystemConfig  # [system], bound by the run's call flags
+    backend: Backend  # where the questions are answered and scored
+
+    @property
+    def docs(self) -> Path:
+        return self.pipeline.docs
+
+
+def resolve(
+    project: Project, overrides: Overrides | None = None, *, judge: JudgeConfig | None = None
+) -> ResolvedSettings:
+    """Every stage's settings: the overrides over the project file. ``judge``: the judge
+    :func:`judge_config` chose (and the caller checked), None for none. The backend is
+    chosen first: a missing Ray (InputError) before --claude contradicting --answerer."""
+    from ragrail.backends import choose
+
+    o = overrides or Overrides()
+    backend = choose(project, o)
+    return ResolvedSettings(
+        answerer=answerer_spec(project, o),
+        pipeline=pipeline_settings(project, o),
+        repeats=o.repeats or project.config.answerer.repeats,
+        scoring=scoring_options(project, o),
+        judge=judge,
+        system=system_config(project, o),
+        backend=backend,
+    )
+
+
+def system_config(project: Project, overrides: Overrides | None = None) -> SystemConfig:
+    """[system], with --timeout, --concurrency and --max-retries over its own: the call
+    flags set the same limits for the user's system as for model calls."""
+    o = overrides or Overrides()
+    limits = {
+        key: value
+        for key, value in (
+            ("timeout", o.timeout),
+            ("concurrency", o.concurrency),
+            ("max_retries", o.max_retries),
+        )
+        if value is not None
+    }
+    return project.config.system.model_copy(update=limits)
 
 
 def scoring_options(project: Project, overrides: Overrides | None = None) -> ScoringOptions:
