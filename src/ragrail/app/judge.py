@@ -16,15 +16,16 @@ from ragrail.errors import InputError
 
 if TYPE_CHECKING:
     from ragrail.config import Project
+    from ragrail.flags import Overrides
     from ragrail.judge import Judge, PairwiseResult, Validation
     from ragrail.records.results import RunResult
-    from ragrail.settings import Overrides
 
 
 def judge_for(project: Project, overrides: Overrides | None = None) -> Judge:
     """The judge of ``ragrail judge ...``: the project's ``[judge]`` with ``overrides``
     (judge, judge_model, judge_base_url and the judge's call settings) applied."""
-    from ragrail.settings import Overrides, build_judge, judge_config
+    from ragrail.flags import Overrides
+    from ragrail.settings import build_judge, judge_config
 
     cfg = judge_config(project, overrides or Overrides())
     if cfg is None:

@@ -167,9 +167,10 @@ def flag_logs(
     A missing Ray, a stray ``address`` or a missing judge is an input error before the
     database is opened."""
     from ragrail.backends import choose, log_flagger
+    from ragrail.flags import Overrides
     from ragrail.online.score import judge_sample as run_judge
     from ragrail.online.score import score_logs
-    from ragrail.settings import Overrides, build_judge, judge_config, scoring_options
+    from ragrail.settings import build_judge, judge_config, scoring_options
 
     project = logs_project(config)
     flagger = log_flagger(choose(project, Overrides(backend=backend, address=address)))

@@ -13,8 +13,8 @@ from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK, EXIT_SYSTEM
 
 if TYPE_CHECKING:
+    from ragrail.flags import Overrides
     from ragrail.judge.validate import Agreement
-    from ragrail.settings import Overrides
 
 
 @click.group("judge", context_settings=CONTEXT)
@@ -41,7 +41,7 @@ def _overrides(
 ) -> Overrides:
     """The judge flags as overrides of the project's [judge]; ``calls``: judge_concurrency,
     judge_timeout, judge_max_retries, judge_rpm, judge_tpm (None: the config's)."""
-    from ragrail.settings import Overrides
+    from ragrail.flags import Overrides
 
     return Overrides(judge=judge, judge_model=judge_model, judge_base_url=judge_base_url, **calls)
 
