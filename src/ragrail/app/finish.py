@@ -1,8 +1,8 @@
 """The end of a run, in one place: record it in the history, compare it with the baseline,
 write its outputs (--json, --junit, --markdown), save it as the baseline, decide the exit code.
 
-``ragrail run``, ``ragrail merge``, the Python API and the pytest plugin all end a run
-with :func:`finish`; each asks for the steps it wants in an :class:`Ending`. Nothing
+``ragrail run`` (a shard's too), ``ragrail merge``, the Python API and the pytest plugin all
+end a run with :func:`finish`; each asks for the steps it wants in an :class:`Ending`. Nothing
 here prints: the CLI hears each step as it happens through its :class:`Steps` (so the
 scorecard and the diff are on the screen before a file is written, as a person reads
 them), and everything the end of the run did comes back in a :class:`Finished`.
@@ -34,9 +34,11 @@ if TYPE_CHECKING:
     from ragrail.config import Project
     from ragrail.diff import Diff
     from ragrail.records.results import RunResult
+    from ragrail.shards import ShardInfo
 
-#: An output of the run: ``json`` (the results), ``junit`` or ``markdown``.
-OutputKind = Literal["json", "junit", "markdown"]
+#: An output of the run: ``json`` (the results), ``junit``, ``markdown``, or ``shard`` (a
+#: shard's results, for ``ragrail merge``).
+OutputKind = Literal["json", "junit", "markdown", "shard"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,9 @@ class Ending:
     junit: Path | None = None  # a JUnit XML report
     markdown: Path | None = None  # a Markdown summary
     save_baseline: bool = False  # accept the run as the baseline, unless it has errors
+    # a shard of the run: its results (to json, marked with this) are all it writes; it is
+    # neither recorded, compared nor saved: a shard alone is not a verdict
+    shard: ShardInfo | None = None
 
 
 @dataclass
@@ -84,8 +89,8 @@ class Steps(Protocol):
     def before_writing(self, finished: Finished) -> None:
         """Recorded and compared; nothing is written yet."""
 
-    def stdout(self, text: str) -> None:
-        """An output asked for on standard output (``--json -``)."""
+    def stdout(self, data: str | bytes) -> None:
+        """An output asked for on standard output (``--json -``), or a piece of it."""
 
     def wrote(self, kind: OutputKind, path: Path) -> None:
         """``path`` was written whole."""
@@ -101,8 +106,8 @@ class Silent:
     def before_writing(self, finished: Finished) -> None:
         pass
 
-    def stdout(self, text: str) -> None:
-        sys.stdout.write(text)
+    def stdout(self, data: str | bytes) -> None:
+        sys.stdout.write(data.decode() if isinstance(data, bytes) else data)
         sys.stdout.flush()
 
     def wrote(self, kind: OutputKind, path: Path) -> None:
@@ -115,7 +120,7 @@ def finish(
     """End a run as ``ending`` asks: record, compare, write the outputs, save the baseline
     (not when the run has errors), and decide the exit code: 3 when a question failed to
     run or the judge failed on one, 0 after saving a baseline, else 1 when a question got
-    worse than in the baseline, else 0.
+    worse than in the baseline, else 0. A shard writes its results and is 3 or 0.
 
     The outputs' paths are checked before the run (:func:`ragrail.app.prepare`'s
     ``outputs``); a failure to write one now is the disk's (SystemFailure), raised after
@@ -123,6 +128,8 @@ def finish(
     hear = steps or Silent()
     result = evaluation.result
     done = Finished(result, evaluation.baseline_path, judge_failed=evaluation.judge_failed)
+    if ending.shard is not None:
+        return _finish_shard(ending, ending.shard, done, hear)
     if ending.history is not None:
         done.run_id = record(project, result, ending.history)
         hear.recorded(done.run_id)
@@ -144,6 +151,25 @@ def finish(
         done.baseline_saved = True
     else:
         done.exit_code = exit_code(result, done.diff, evaluation.judge_failed)
+    return done
+
+
+def _finish_shard(ending: Ending, shard: ShardInfo, done: Finished, hear: Steps) -> Finished:
+    """A shard's results, for ``ragrail merge``; 3 when a question failed to run."""
+    from ragrail.reports.machine import to_stdout
+    from ragrail.shards import save_shard, shard_pieces
+
+    hear.before_writing(done)
+    if ending.json is not None and to_stdout(ending.json):
+        for piece in shard_pieces(done.result, shard):
+            hear.stdout(piece)
+    elif ending.json is not None:
+        save_shard(done.result, shard, ending.json)
+        _wrote(done, hear, "shard", ending.json)
+    done.failed = failures(done.result)
+    if done.failed is not None:
+        done.judge_errors = judge_errors(done.result)
+        done.exit_code = EXIT_SYSTEM
     return done
 
 

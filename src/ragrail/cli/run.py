@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ragrail.app import Evaluation
     from ragrail.app.finish import Finished
     from ragrail.config import Project
+    from ragrail.shards import ShardInfo
 
 
 @click.command(context_settings=CONTEXT)
@@ -102,7 +103,7 @@ def run_and_report(opts: RunOptions) -> int:
     for note in evaluation.notes:
         out.say(note)
     if shard is not None:
-        return _report_shard(opts, project.config, evaluation, shard, out)
+        return _end_shard(opts, project, evaluation, shard, out)
     return end_run(opts, project, evaluation, prepared.history, out)
 
 
@@ -125,34 +126,23 @@ def _check_shard_flags(opts: RunOptions) -> None:
         )
 
 
-def _report_shard(opts: RunOptions, cfg: Any, evaluation: Any, shard: Any, out: Out) -> int:
+def _end_shard(
+    opts: RunOptions, project: Project, evaluation: Evaluation, shard: ShardInfo, out: Out
+) -> int:
     """A shard's scorecard and results file; no comparison, baseline or history."""
-    from ragrail import app
-    from ragrail.reports.terminal import reruns_text, scorecard
-    from ragrail.shards import save_shard, shard_pieces
+    from ragrail.app.finish import Ending, finish
 
-    result = evaluation.result
-    out.say(scorecard(result, metrics=opts.metrics or cfg.report.metrics or out.verbose))
-    if evaluation.reruns:
-        out.say()
-        out.say(reruns_text(evaluation.reruns))
-    if out.json_to_stdout:
-        for piece in shard_pieces(result, shard):
-            click.echo(piece, nl=False)
-    elif opts.json_path is not None:
-        save_shard(result, shard, opts.json_path)
-        out.say(f"Wrote shard results to {opts.json_path}")
+    steps = _Printer(opts, project.config, evaluation, out, shard=True)
+    finished = finish(project, evaluation, Ending(json=opts.json_path, shard=shard), steps)
     out.verdict(
         f"{'' if out.quiet else chr(10)}Shard {shard.index}/{shard.count}: "
-        f"{len(result.cases)} of {shard.n_cases} questions. Not compared with the baseline, "
-        "no baseline saved, not recorded: a shard alone is not a verdict; `ragrail merge` "
-        f"the results of {'it' if shard.count == 1 else f'all {shard.count} shards'}."
+        f"{len(finished.result.cases)} of {shard.n_cases} questions. Not compared with the "
+        "baseline, no baseline saved, not recorded: a shard alone is not a verdict; `ragrail "
+        f"merge` the results of {'it' if shard.count == 1 else f'all {shard.count} shards'}."
     )
-    failed = app.failures(result)
-    if failed is not None:
-        click.echo(f"ragrail: {failed} (shown as ERROR above); exit 3", err=True)
-        return EXIT_SYSTEM
-    return EXIT_OK
+    if finished.failed is not None:
+        click.echo(f"ragrail: {finished.failed} (shown as ERROR above); exit 3", err=True)
+    return finished.exit_code
 
 
 class ReportOptions(Protocol):
@@ -198,21 +188,25 @@ _WROTE = {
     "json": "Wrote results to {}",
     "junit": "Wrote JUnit XML to {}",
     "markdown": "Wrote the Markdown summary to {}",
+    "shard": "Wrote shard results to {}",
 }
 
 
 class _Printer:
     """The lines of a run's end, each printed when its step is done (app.finish.Steps)."""
 
-    def __init__(self, opts: ReportOptions, cfg: Any, evaluation: Evaluation, out: Out) -> None:
+    def __init__(
+        self, opts: ReportOptions, cfg: Any, evaluation: Evaluation, out: Out, shard: bool = False
+    ) -> None:
         self.opts, self.cfg, self.evaluation, self.out = opts, cfg, evaluation, out
+        self.shard = shard  # a shard's end: no diff, no verdict against a baseline
 
     def recorded(self, run_id: int | None) -> None:
         if run_id is not None and not self.out.quiet:
             click.echo(f"(recorded as run {run_id}: `ragrail history`, `ragrail report`)", err=True)
 
     def before_writing(self, finished: Finished) -> None:
-        """The scorecard and the diff."""
+        """The scorecard and the diff (a shard's scorecard alone)."""
         from ragrail.reports.terminal import diff_text, reruns_text, scorecard, verdict_lines
 
         out, opts, diff = self.out, self.opts, finished.diff
@@ -221,6 +215,8 @@ class _Printer:
         if self.evaluation.reruns:  # made before the scorecard, so their calls are in its totals
             out.say()
             out.say(reruns_text(self.evaluation.reruns))
+        if self.shard:
+            return
         if finished.compared_nothing:
             import warnings
 
@@ -242,8 +238,8 @@ class _Printer:
                 "run with --save-baseline to create one."
             )
 
-    def stdout(self, text: str) -> None:
-        click.echo(text, nl=False)
+    def stdout(self, data: str | bytes) -> None:
+        click.echo(data, nl=False)
 
     def wrote(self, kind: str, path: Path) -> None:
         self.out.say(_WROTE[kind].format(path))
