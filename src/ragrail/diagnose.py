@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from ragrail.golden import Case
+from ragrail.records.case import Case
 from ragrail.records.results import CaseResult, MissedFact
 from ragrail.scoring.behaviour import expected_of
 from ragrail.system.corpus import Chunk
-from ragrail.text.matching import find, find_all, normalise
+from ragrail.text.matching import as_fact, find, find_all, normalise
 
 if TYPE_CHECKING:
     from ragrail.system.pipeline import Pipeline
@@ -100,7 +100,7 @@ def locate_facts(
     may cut a sentence or a fact; section chunks never cut anything."""
     texts = [normalise(c.text) for c in chunks]
     out = []
-    for fact in facts:
+    for fact in map(as_fact, facts):
         holders = [
             i
             for i, c in enumerate(chunks)
@@ -131,7 +131,7 @@ def locate_facts(
             continue
         across = fact_split(chunks, texts, sources, fact)
         if across is not None:
-            where = "cut" if cuts_text else "across_sections"
+            where: Literal["cut", "across_sections"] = "cut" if cuts_text else "across_sections"
             out.append(MissedFact(fact=fact, where=where, chunks=across))
         elif any(find(fact, t) is not None for t in texts):
             others = [chunks[i].id for i, t in enumerate(texts) if find(fact, t) is not None][:3]

@@ -249,13 +249,13 @@ def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
         where = f"{path}:{line}" if line is not None else str(path)
         raise InputError(f"invalid JSON: a number too long to read ({exc})", where) from None
     if _SURROGATE_ESCAPE.search(text):
-        offset = _lone_surrogate_offset(text)
-        if offset is not None:
-            column = offset - text.rfind("\n", 0, offset)
+        lone = _lone_surrogate_offset(text)
+        if lone is not None:
+            column = lone - text.rfind("\n", 0, lone)
             raise InputError(
-                f"field {json_path_at(text, offset + 1)!r}: a \\uD800-\\uDFFF escape "
+                f"field {json_path_at(text, lone + 1)!r}: a \\uD800-\\uDFFF escape "
                 "without its pair is not a character (UTF-8 cannot hold it); remove it",
-                f"{path}:{first_line + line_of(text, offset) - 1}:{column}",
+                f"{path}:{first_line + line_of(text, lone) - 1}:{column}",
             )
     return data
 

@@ -35,7 +35,7 @@ class PipelineJob:
     repeats: int
     options: ScoringOptions
     n_cases: int  # the whole run's, for its RunConfig
-    limiter: Any = None  # a RemoteLimiter, or None: no rate limit
+    limiter: RemoteLimiter | None = None  # None: no rate limit
 
 
 @dataclass
@@ -167,7 +167,7 @@ class JudgeJob:
     cache_path: Path | None  # the project's reply cache (None: the judge had none)
     price: Price | None
     abstain_phrases: tuple[str, ...] | None
-    limiter: Any = None  # a RemoteLimiter, or None: no rate limit
+    limiter: RemoteLimiter | None = None  # None: no rate limit
 
 
 def judge_piece(
@@ -180,6 +180,7 @@ def judge_piece(
     from ragrail.judge.core import Judge
 
     c = job.config
+    assert c.provider is not None  # the job's config is a built judge's
     judge = Judge(
         config=c,
         provider=make_provider(c.provider, c.model, c.base_url, c.timeout, JUDGE_URL),

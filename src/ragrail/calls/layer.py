@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ragrail.calls.cache import ResponseCache, cache_key
-from ragrail.calls.limiter import RateLimiter, estimate_tokens
+from ragrail.calls.limiter import Limiter, RateLimiter, estimate_tokens
 from ragrail.calls.prices import Price, cost_usd
 from ragrail.calls.providers import Followup, Provider
 from ragrail.records.results import Usage
@@ -206,7 +206,7 @@ class CallLayer:
     sleep: Callable[[float], Any] = asyncio.sleep  # tests replace it to skip real waits
     # None: one from settings.rpm / settings.tpm (if set); pass one to share it between
     # layers that call the same account (the judge's claim and rubric batches)
-    limiter: RateLimiter | None = None
+    limiter: Limiter | None = None
     _capped_warned: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -39,7 +39,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[Any]]
@@ -97,6 +97,20 @@ def estimate_tokens(messages: list[str], max_tokens: int) -> int:
     from ragrail.system.prompt import estimate_tokens as estimate_text
 
     return sum(estimate_text(m) for m in messages) + max_tokens
+
+
+class Limiter(Protocol):
+    """What the call layer asks of a limiter: a :class:`RateLimiter` in this process, or
+    one held for a whole cluster (``ragrail.backends.work.RemoteLimiter``)."""
+
+    @property
+    def counts_tokens(self) -> bool: ...
+
+    async def acquire(self, tokens: int = 0) -> float: ...
+
+    def settle(
+        self, estimate: int, input_tokens: int | None, output_tokens: int | None
+    ) -> None: ...
 
 
 @dataclass

@@ -172,6 +172,7 @@ def _retry_after(response: Any) -> float | None:
     value = headers.get("retry-after") if headers is not None else None
     if value is None:
         return None
+    seconds: float | None
     try:
         seconds = float(value)
     except ValueError:

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ragrail.errors import InputError
+
+if TYPE_CHECKING:
+    from ragrail.config import Project
+    from ragrail.records.results import RunResult
+    from ragrail.store.history import History
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 RUN_REFS = {**CONTEXT, "ignore_unknown_options": True}  # so "-1" is a run, not an option
@@ -61,13 +66,13 @@ def json_option(what: str) -> Callable[[Any], Any]:
     )
 
 
-def load_project(config: Path | None, example: str | None) -> Any:  # -> config.Project
+def load_project(config: Path | None, example: str | None) -> Project:
     from ragrail.app import load_project as load
 
     return load(config, example)
 
 
-def project_or_none(config: Path | None, example: str | None) -> Any:  # -> Project | None
+def project_or_none(config: Path | None, example: str | None) -> Project | None:
     """The project a command names or finds in this folder; None when there is none."""
     from ragrail.config import CONFIG_NAME
 
@@ -89,7 +94,7 @@ def check_outputs(
     return guard(outputs, project_or_none(config, example), reads or ())
 
 
-def open_history(config: Path | None, example: str | None) -> Any:  # -> history.History
+def open_history(config: Path | None, example: str | None) -> History:
     """The run history of the project (or of this folder when there is no project)."""
     from ragrail.config import CONFIG_NAME
     from ragrail.store.history import History
@@ -108,7 +113,7 @@ def results_file(ref: str) -> Path | None:
     return Path(ref) if Path(ref).suffix.lower() == ".json" else None
 
 
-def load_run_ref(ref: str, project: Any) -> Any:  # -> results.RunResult
+def load_run_ref(ref: str, project: Project) -> RunResult:
     """A run from a results file (a path that exists) or from the history (id, latest, -N)."""
     from ragrail.records.results import load_run
     from ragrail.store.history import History

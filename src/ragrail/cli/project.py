@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ragrail.cli.common import CONTEXT, PATH, json_option, load_project
 from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK, EXIT_REGRESSION, InputError
+
+if TYPE_CHECKING:
+    from ragrail.config import Project
+    from ragrail.online.record import Conversation
 
 
 @click.command(context_settings=CONTEXT)
@@ -195,11 +199,15 @@ def add(
         for flag, value in (("--id", case_id), ("--question", question)):
             if value is None:
                 raise InputError(f"missing option {flag} (or give --from-log ID)")
-    project = load_project(config, None) if golden is None or (from_log and db is None) else None
-    path = golden or project.golden
+    if golden is None or (from_log is not None and db is None):
+        project = load_project(config, None)
+        golden = golden or project.golden
+        db = db or _log_db(project)
+    path = golden
     conversation = None
     if from_log is not None:
-        conversation = _logged_conversation(from_log, db or _log_db(project))
+        assert db is not None  # --db, or the project's (loaded above without it)
+        conversation = _logged_conversation(from_log, db)
     try:
         if conversation is not None:
             from ragrail.golden.add import case_from_log
@@ -208,12 +216,15 @@ def add(
                 conversation, case_id, question, list(sources), list(facts), list(tags)
             )
         else:
-            case = Case(
-                id=case_id,
-                question=question,
-                sources=list(sources),
-                facts=list(facts),
-                tags=list(tags),
+            # validated as a golden-set entry is: a fact is read from its text
+            case = Case.model_validate(
+                {
+                    "id": case_id,
+                    "question": question,
+                    "sources": list(sources),
+                    "facts": list(facts),
+                    "tags": list(tags),
+                }
             )
     except ValidationError as exc:
         err = exc.errors()[0]
@@ -226,18 +237,19 @@ def add(
         case = with_expect(case, expect)
     add_case(path, case)
     if conversation is not None:
-        _record_golden(db or _log_db(project), case.id, conversation.id, path)
+        assert db is not None  # as above
+        _record_golden(db, case.id, conversation.id, path)
     Out().verdict(f"Added {case.id!r} to {path}. Check the labels with `ragrail lint`.")
     return EXIT_OK
 
 
-def _log_db(project: Any) -> Path:  # project: config.Project
+def _log_db(project: Project) -> Path:
     from ragrail.online.store import log_path
 
     return log_path(project.state_dir)
 
 
-def _logged_conversation(conversation_id: str, db: Path) -> Any:  # -> record.Conversation
+def _logged_conversation(conversation_id: str, db: Path) -> Conversation:
     """The stored conversation (exit 2 when the database or the id is unknown)."""
     from ragrail.online.store import LogStore
 

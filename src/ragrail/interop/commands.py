@@ -11,11 +11,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ragrail.errors import InputError, SystemFailure
+
+if TYPE_CHECKING:
+    from ragrail.config import Project
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 # output paths: existing files are replaced whole, so click must not ask to read them
@@ -404,7 +407,7 @@ def _emit(path: Path | None, text: str, what: str) -> None:
         atomic_write_text(path, text, what)
 
 
-def _project(config: Path | None, example: str | None) -> Any:  # -> Project | None
+def _project(config: Path | None, example: str | None) -> Project | None:
     from ragrail.config import CONFIG_NAME
 
     if config is not None or example is not None or (Path.cwd() / CONFIG_NAME).is_file():

@@ -29,10 +29,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragrail.errors import InputError
-from ragrail.golden import Case
 from ragrail.interop.placing import Placer, Tally
 from ragrail.interop.rows import RawCase, RawImport, one_of
-from ragrail.text.matching import parse_fact, slug
+from ragrail.records.case import Case
+from ragrail.text.matching import Fact, parse_fact, slug
 
 SHORT_REFERENCE_WORDS = 8  # a reference answer this short, found verbatim, is a fact
 ID_WORDS = 6  # words of a question or name that make a case id
@@ -100,7 +100,7 @@ class Labels:
     """What one case could be labelled with, and how."""
 
     sources: list[str]
-    facts: list[Any]  # Facts
+    facts: list[Fact]
     from_reference: bool = False  # the fact is the short reference answer
     from_facts: bool = False  # the sources are where the facts are
 

@@ -14,10 +14,14 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragrail.errors import InputError
 from ragrail.fileio import BOM, json_array_items, parse_json, read_text
+
+if TYPE_CHECKING:
+    import tokenize
+
 
 CSV_MAX_CELL = 10 * 1024 * 1024
 
@@ -199,7 +203,8 @@ def _kind(value: Any) -> str:
         return "a number"
     if isinstance(value, str):
         return "a string"
-    return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
+    names: dict[type, str] = {dict: "an object", list: "a list"}
+    return names.get(type(value), type(value).__name__)
 
 
 def list_cell(cell: str, delimiter: str | None = None) -> list[str]:
@@ -239,9 +244,10 @@ def python_strings(text: str, after_key: str | None = None) -> list[str] | None:
         return None
     out: list[str] = []
     if after_key is not None:
-        tokens = _tokens_after_key(tokens, after_key)
-        if tokens is None:
+        after = _tokens_after_key(tokens, after_key)
+        if after is None:
             return None
+        tokens = after
     skip = {tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
     for tok in tokens:
         if tok.type == tokenize.STRING:
@@ -259,7 +265,9 @@ def python_strings(text: str, after_key: str | None = None) -> list[str] | None:
     return out
 
 
-def _tokens_after_key(tokens: list[Any], key: str) -> list[Any] | None:
+def _tokens_after_key(
+    tokens: list[tokenize.TokenInfo], key: str
+) -> list[tokenize.TokenInfo] | None:
     """The tokens of the bracketed list after ``'key':`` in a printed dict."""
     import tokenize
 

@@ -4,9 +4,9 @@ retried), judging a run in place."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragrail.errors import InputError
 from ragrail.judge.claims import apply_claims, claims_prompt
@@ -15,20 +15,36 @@ from ragrail.judge.replies import ClaimsReply, checker
 from ragrail.judge.rubric import apply_gates, apply_rubric, rubric_checker, rubric_prompt
 from ragrail.records.results import CaseResult, JudgeResult, RunResult, Usage
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ragrail.calls.cache import ResponseCache
+    from ragrail.calls.layer import CallLayer, CallResult, UsageTotals
+    from ragrail.calls.limiter import Limiter
+    from ragrail.calls.prices import Price
+    from ragrail.calls.providers import Provider
+
+    ReplyCheck = Callable[[str], str | None]  # a reply's problem, or None when it will do
+    # a backend's calls made elsewhere: (prompts, check) -> (results in order, their usage)
+    RemoteCall = Callable[
+        [list[tuple[str, int]], ReplyCheck], tuple[list[CallResult], UsageTotals]
+    ]
+
 
 @dataclass
 class Judge:
     config: JudgeConfig
-    provider: Any  # providers.Provider
+    provider: Provider
     prompts: Prompts
-    cache: Any = None  # cache.ResponseCache
-    price: Any = None  # pricing.Price
-    totals: Any = None  # llm.UsageTotals over every call this judge made
+    cache: ResponseCache | None = None
+    price: Price | None = None
+    totals: UsageTotals = field(init=False)  # over every call this judge made
     abstain_phrases: tuple[str, ...] | None = None  # [scoring] abstain_phrases; None: defaults
-    limiter: Any = None  # limiter.RateLimiter over all this judge's calls; None: from config
+    # over all this judge's calls (one held by the cluster's actor on Ray); None: from config
+    limiter: Limiter | None = None
     # Set by a backend that makes the calls elsewhere (ragrail.backends.ray):
     # ``remote_call(prompts, validate) -> (results in order, their UsageTotals)``.
-    remote_call: Any = None
+    remote_call: RemoteCall | None = None
 
     def __post_init__(self) -> None:
         from ragrail.calls.layer import UsageTotals
@@ -50,7 +66,7 @@ class Judge:
         prompt = self.prompts.rubric if criterion else self.prompts.claims
         return judge_key(self.provider.name, self.provider.model, prompt, criterion)
 
-    def _layer(self, validate: Any):  # -> llm.CallLayer
+    def _layer(self, validate: ReplyCheck) -> CallLayer:
         from ragrail.calls.layer import CallLayer, CallSettings
 
         c = self.config
@@ -73,7 +89,7 @@ class Judge:
             limiter=self.limiter,  # one bucket over all of this judge's batches
         )
 
-    def call(self, prompts: list[tuple[str, int]], validate: Any) -> list[Any]:
+    def call(self, prompts: list[tuple[str, int]], validate: ReplyCheck) -> list[CallResult]:
         """Make the calls ``(prompt, repeat)``, adding their usage to this judge's totals."""
         from ragrail.calls.layer import CallRequest
 

@@ -62,14 +62,14 @@ def pairwise(judge: Judge, run_a: RunResult, run_b: RunResult) -> PairwiseResult
     for a, b in cases:
         ctx = {c.id: c for c in [*a.trace.retrieved, *b.trace.retrieved]}
         context = "\n\n".join(f"[{c.id}] {c.text}" for c in ctx.values()) or "(none)"
-        for first, second in ((a, b), (b, a)):
+        for shown_1, shown_2 in ((a, b), (b, a)):
             prompts.append(
                 (
                     Template(judge.prompts.pairwise).safe_substitute(
                         question=a.question,
                         context=context,
-                        answer_1=first.trace.answer or "",
-                        answer_2=second.trace.answer or "",
+                        answer_1=shown_1.trace.answer or "",
+                        answer_2=shown_2.trace.answer or "",
                     ),
                     0,
                 )

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from string import Template
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragrail.judge.config import JudgeConfig, Prompts, criteria_text
+
+if TYPE_CHECKING:
+    from ragrail.calls.prices import Price
 
 
 @dataclass(frozen=True)
@@ -21,7 +24,7 @@ class JudgePlan:
     input_tokens: int  # estimated, first asks
     max_input_tokens: int  # estimated, with every re-ask (each carries the bad reply)
     max_output_tokens: int
-    price: Any  # pricing.Price | None
+    price: Price | None
 
     def cost_bound(self) -> float | None:
         from ragrail.calls.prices import cost_usd

@@ -111,7 +111,7 @@ def _z(alpha: float) -> float:
     return float(norm.ppf(1.0 - alpha / 2.0))
 
 
-def _array(values: Sequence[float], name: str) -> np.ndarray:
+def _array(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
     import numpy as np
 
     arr = np.asarray(values, dtype=float)
@@ -145,7 +145,9 @@ def _human_interval(human: np.ndarray, z: float) -> tuple[float, float] | None:
 
 
 def tuned_lambda(
-    judge_all: Sequence[float], judge_labelled: Sequence[float], human_labelled: Sequence[float]
+    judge_all: Sequence[float] | np.ndarray,
+    judge_labelled: Sequence[float] | np.ndarray,
+    human_labelled: Sequence[float] | np.ndarray,
 ) -> float:
     """PPI++'s λ̂ = Cov(Y, f(X)) / ((1 + n/N)·σ²_f), clipped to [0, 1]; σ²_f over the
     pooled judge values. 1 (classic PPI) when n < 2; 0 when the judge is constant."""
@@ -205,6 +207,7 @@ def ppi_mean(
     human_only = _human_interval(y, z)
     se = math.sqrt(lam * lam * var_judge / big_n + var_rect / n)
     if se == 0.0:
+        assert human_only is not None  # n >= 2
         low, high = human_only  # Wilson's interval of the labels: see the docstring
     else:
         low, high = _clip01(estimate - z * se, estimate + z * se)

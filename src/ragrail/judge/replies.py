@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -42,9 +42,10 @@ class PairReply(_Reply):
 
 
 _JSON_BLOCK = re.compile(r"\{.*\}", re.S)
+Reply = TypeVar("Reply", bound=BaseModel)  # the schema a reply is read with
 
 
-def parse_reply(text: str, schema: type[BaseModel]) -> BaseModel:
+def parse_reply(text: str | None, schema: type[Reply]) -> Reply:
     """The JSON object in a reply (code fences and prose around it are tolerated),
     validated against ``schema``; raises ValueError with a one-line reason."""
     m = _JSON_BLOCK.search(text or "")

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ragrail.errors import InputError
 from ragrail.online import inference
@@ -103,14 +103,8 @@ def compare(
     adjusted = inference.holm([rows[i].p_value or 0.0 for i in tested])
     final = list(rows)
     for i, q in zip(tested, adjusted, strict=True):
-        final[i] = _with(rows[i], p_adjusted=q)
+        final[i] = replace(rows[i], p_adjusted=q)
     return ABResult(a, b, ta.n, tb.n, tuple(final))
-
-
-def _with(row: ABRow, **changes: object) -> ABRow:
-    from dataclasses import replace
-
-    return replace(row, **changes)  # type: ignore[arg-type]
 
 
 def _more(needed: int | None, n_a: int, n_b: int) -> int | None:
@@ -165,8 +159,8 @@ def _cost_row(ta: Tally, tb: Tally) -> ABRow:
         fa,
         fb,
         d,
-        interval and interval.low,
-        interval and interval.high,
+        interval.low if interval is not None else None,
+        interval.high if interval is not None else None,
         inference.mann_whitney_p(ta.costs, tb.costs),
         None,
         d,
@@ -188,8 +182,8 @@ def _latency_row(ta: Tally, tb: Tally, resamples: int) -> ABRow:
         fa,
         fb,
         d,
-        interval and interval.low,
-        interval and interval.high,
+        interval.low if interval is not None else None,
+        interval.high if interval is not None else None,
         inference.mann_whitney_p(la, lb),
         None,
         d,

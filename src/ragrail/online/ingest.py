@@ -13,7 +13,7 @@ import csv
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -74,7 +74,7 @@ class _Reader:
         self.name = str(path)
         self.pos = 0
 
-    def rows(self) -> Iterator[Conversation | BadRow]:
+    def rows(self) -> Generator[Conversation | BadRow, None, None]:
         try:
             with open(self.path, "rb") as fh:
                 yield from (self._jsonl(fh) if self.fmt == "jsonl" else self._csv(fh))
@@ -289,7 +289,7 @@ def _map_lines(name: str, start: int, lines: list[bytes]) -> tuple[list[tuple], 
         if isinstance(row, BadRow):
             bad.append(row)
         else:
-            rows.append(row)  # type: ignore[arg-type]
+            rows.append(row)
     return rows, bad, seen
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import orjson
 
@@ -51,6 +52,18 @@ def _parse(raw: bytes, text: str) -> object:
     if b"\\u" in raw:
         return parse_json(text, "-")
     return _FAST.decode(text)
+
+
+@overload
+def jsonl_row(
+    raw: bytes, lineno: int, name: str, mapper: RowMapper, stored: Literal[False] = False
+) -> Conversation | BadRow | None: ...
+
+
+@overload
+def jsonl_row(
+    raw: bytes, lineno: int, name: str, mapper: RowMapper, stored: Literal[True]
+) -> tuple[object, ...] | BadRow | None: ...
 
 
 def jsonl_row(

@@ -103,7 +103,7 @@ def draw(
             if j < n:
                 pool[j] = (position, c)
     places = shares(n, seen)
-    out = []
+    out: list[Drawn] = []
     for stratum in STRATA:
         pool = pools[stratum]
         # the reservoir is a uniform sample; a uniform subset of it is one too

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragrail.online.record import Conversation
 from ragrail.online.store import LogStore
@@ -37,6 +37,10 @@ from ragrail.scoring.case import ScoringOptions
 from ragrail.scoring.checks import PythonCheck, run_check
 from ragrail.scoring.claims import check_claims
 from ragrail.scoring.pii import find_pii
+
+if TYPE_CHECKING:
+    from ragrail.judge.core import Judge
+    from ragrail.records.results import CaseResult
 
 UNFAITHFUL = "unfaithful"
 BAD_CITATION = "bad-citation"
@@ -189,7 +193,7 @@ def _flush(store: LogStore, pending: dict[str, tuple[str, ...]], report: ScoreRe
 
 def judge_sample(
     store: LogStore,
-    judge: Any,  # judge.Judge
+    judge: Judge,
     n: int,
     seed: int,
     version: str | None = None,
@@ -253,7 +257,7 @@ def judge_sample(
     return report
 
 
-def _as_case(c: Conversation) -> Any:  # -> results.CaseResult, ready for the judge
+def _as_case(c: Conversation) -> CaseResult:  # ready for the judge
     from ragrail.records.results import CaseResult, JudgeResult, RetrievedChunk, Trace
 
     retrieved = [

@@ -50,6 +50,7 @@ SIGNALS = (
 RATES = ("escalation", "thumbs_down", "reask", "resolution")
 TESTED = (*RATES, "cost", "latency")  # latency: one test of the whole distribution
 Period = Literal["week", "day"]
+Direction = Literal["up", "down", "none"]  # a signal's move against its previous period
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class Move:
 
     signal: str
     previous: str
-    direction: Literal["up", "down", "none"]
+    direction: Direction
     p_value: float
     p_adjusted: float
 
@@ -191,7 +192,7 @@ def compute_signals(
     against the version's previous period (module docstring)."""
     groups = tally(conversations, reasked, by, versions)
     out: list[PeriodSignals] = []
-    previous: tuple[str, Tally] | None = None
+    previous: tuple[str, str] | None = None  # (version, period)
     for version, period in sorted(groups):
         current = groups[(version, period)]
         moves: tuple[Move, ...] = ()
@@ -204,7 +205,7 @@ def compute_signals(
 
 def test_moves(before: Tally, after: Tally, previous: str) -> tuple[Move, ...]:
     """Each signal with data on both sides tested before -> after, Holm-adjusted."""
-    found: list[tuple[str, str, float]] = []
+    found: list[tuple[str, Direction, float]] = []
     for name in RATES:
         (x1, n1), (x2, n2) = before.counts[name], after.counts[name]
         if n1 and n2:
@@ -219,12 +220,12 @@ def test_moves(before: Tally, after: Tally, previous: str) -> tuple[Move, ...]:
             found.append((name, _direction(diff), inference.mann_whitney_p(a, b)))
     adjusted = inference.holm([p for _, _, p in found])
     return tuple(
-        Move(name, previous, direction, p, q)  # type: ignore[arg-type]
+        Move(name, previous, direction, p, q)
         for (name, direction, p), q in zip(found, adjusted, strict=True)
     )
 
 
-def _direction(diff: float) -> str:
+def _direction(diff: float) -> Direction:
     return "up" if diff > 0 else "down" if diff < 0 else "none"
 
 

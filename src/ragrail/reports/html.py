@@ -220,8 +220,7 @@ def _chart(title: str, key: str, history: Sequence[RunRow], as_pct: bool = True)
             return recorded_answer_rate(r.totals, r.config.get("repeats", 1))
         return (r.totals.get("stats", {}).get(key) or {}).get("value")
 
-    points = [(r.id, r.created_at, value(r)) for r in history]
-    points = [p for p in points if p[2] is not None]
+    points = [(r.id, r.created_at, v) for r in history if (v := value(r)) is not None]
     w, h, pad = 300, 120, 24
     if not points:
         return f"<div class='chart' data-series='{key}'><b>{escape(title)}</b><p class='muted'>no runs</p></div>"

@@ -107,11 +107,11 @@ def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
             for c in failing
         ]
         lines += ["", "</details>"]
-    c = run.config
+    cfg = run.config
     lines += [
         "",
-        f"<sub>{cell(c.chunking)}, top_k={c.top_k}, retriever {cell(c.retriever)}, "
-        f"answers from {cell(c.answerer_label)}{' ' + cell(c.model) if c.model else ''}</sub>",
+        f"<sub>{cell(cfg.chunking)}, top_k={cfg.top_k}, retriever {cell(cfg.retriever)}, "
+        f"answers from {cell(cfg.answerer_label)}{' ' + cell(cfg.model) if cfg.model else ''}</sub>",
         "",
     ]
     return "\n".join(lines)

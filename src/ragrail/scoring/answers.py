@@ -331,7 +331,7 @@ def citations(answer: str, cache: ScoringCache | None = None) -> list[str]:
         if seen is None:
             seen = memo.put(answer, tuple(citations(answer)))
         return list(seen)
-    out = []
+    out: list[str] = []
     for bracket in scan.finditer(_BRACKETS, answer, "[［【"):
         parts = [_CITE_ID.fullmatch(p) for p in _PARTS.split(bracket.group(1))]
         if all(parts):

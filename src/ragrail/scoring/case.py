@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragrail.golden import Case
+from ragrail.records.case import Case
 from ragrail.records.results import ArticleScores, CaseResult, Claim, Trace
 from ragrail.scoring import context as ctx
 from ragrail.scoring import ranking
@@ -34,11 +34,14 @@ from ragrail.scoring.claims import check_claims, faithfulness
 from ragrail.scoring.memo import ScoringCache
 from ragrail.text.matching import normalise
 
+if TYPE_CHECKING:
+    from ragrail.records.checks import CheckSpec
+
 
 @dataclass(frozen=True)
 class ScoringOptions:
     k: int = 3  # the cut-off for article-level ranking metrics
-    checks: Sequence[Any] = field(default_factory=tuple)  # golden-set-wide code checks
+    checks: Sequence[CheckSpec] = field(default_factory=tuple)  # golden-set-wide code checks
     require_faithful: bool = False  # an unsupported claim fails the answer
     abstain_phrases: tuple[str, ...] = DEFAULT_ABSTAIN_PHRASES  # [scoring] abstain_phrases
     refuse_phrases: tuple[str, ...] = DEFAULT_REFUSE_PHRASES  # [scoring] refuse_phrases

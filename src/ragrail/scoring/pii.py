@@ -5,6 +5,7 @@ them from dates, times, ISBNs and labelled order or reference numbers."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # A run of digits joined by single spaces or hyphens, not part of a decimal, a date
@@ -99,7 +100,7 @@ def _labelled_id(text: str, start: int) -> bool:
     return _ID_LABEL.search(text, max(0, start - 40), start) is not None
 
 
-def find_pii(text: str, kinds: list[str], region: str | None = None) -> list[str]:
+def find_pii(text: str, kinds: Collection[str], region: str | None = None) -> list[str]:
     """Problems naming each kind of PII found (the value itself is not echoed in full).
 
     Phone numbers are those ``phonenumbers`` finds valid: written with their country

@@ -42,13 +42,16 @@ class CacheFile:
             path.parent.mkdir(parents=True, exist_ok=True)
             return self._connect(path)
         except OSError as exc:
-            return self._disable(f"cannot create its folder ({exc.strerror or exc})")
+            self._disable(f"cannot create its folder ({exc.strerror or exc})")
+            return None
         except statedb.NewerSchema as exc:
             why = f"written by a newer ragrail ({exc})" if exc.newer else f"edited by hand ({exc})"
-            return self._disable(why, newer=True)
+            self._disable(why, newer=True)
+            return None
         except sqlite3.Error as exc:
             if not statedb.is_corruption(exc):
-                return self._disable(exc)  # locked, read-only or full: the file is valid
+                self._disable(exc)  # locked, read-only or full: the file is valid
+                return None
             damage = exc
         try:
             if statedb.still_corrupt(path):
@@ -56,7 +59,8 @@ class CacheFile:
                     set_aside(path, self.label, damage)
             return self._connect(path)
         except (OSError, sqlite3.Error, statedb.NewerSchema) as exc:
-            return self._disable(exc)
+            self._disable(exc)
+            return None
 
     def _connect(self, path: Path) -> sqlite3.Connection:
         # used by one thread at a time, never at once

@@ -272,7 +272,8 @@ class History(ValidationStore):
                 cost,
             ),
         )
-        run_id = int(cur.lastrowid)
+        run_id = cur.lastrowid
+        assert run_id is not None  # set by the INSERT above
         self.db.executemany(
             "INSERT INTO case_results (run_id, case_id, retrieval_recall, answer_pass, cause)"
             " VALUES (?, ?, ?, ?, ?)",

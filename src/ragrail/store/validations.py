@@ -67,7 +67,8 @@ class ValidationStore:
                 json.dumps({k: v for k, v in dataclasses.asdict(a).items() if k != "pairs"}),
             ),
         )
-        vid = int(cur.lastrowid)  # type: ignore[arg-type]
+        vid = cur.lastrowid
+        assert vid is not None  # set by the INSERT above
         self.db.executemany(
             "INSERT INTO judge_validation_pairs (validation_id, case_id, judge, human)"
             " VALUES (?, ?, ?, ?)",

@@ -44,11 +44,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragrail.errors import InputError, SystemFailure
 from ragrail.store import statedb
 from ragrail.store.cachefile import CacheFile
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 CACHE_NAME = "embeddings.sqlite"
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -233,7 +236,7 @@ class Embedder:
     _model: Any = None
 
     @property
-    def model(self) -> Any:  # sentence_transformers.SentenceTransformer
+    def model(self) -> SentenceTransformer:
         if self._model is None:
             self._model = self.loader()
         return self._model

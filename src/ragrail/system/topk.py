@@ -94,7 +94,7 @@ def sparse_top_k(
         (np.arange(n_rows, dtype=index) * width) - (indptr_of(lengths, index)), lengths
     )
     flat += np.arange(len(keys), dtype=index)
-    block = np.full(n_rows * width, -1, dtype=np.int64)
+    block: np.ndarray = np.full(n_rows * width, -1, dtype=np.int64)  # reshaped below
     block[flat] = keys
     del keys, flat
     block = block.reshape(n_rows, width)
@@ -109,6 +109,6 @@ def sparse_top_k(
 
 def indptr_of(lengths: np.ndarray, dtype: type) -> np.ndarray:
     """Each row's first position in the flat arrays: the running sum of the lengths before it."""
-    starts = np.zeros(len(lengths), dtype=dtype)
+    starts: np.ndarray = np.zeros(len(lengths), dtype=dtype)
     np.cumsum(lengths[:-1], out=starts[1:])
     return starts

@@ -33,8 +33,8 @@ def diff_text(diff: Diff, width: int | None = None) -> str:
     w = width or terminal_width()
     b, r = diff.baseline.totals, diff.run.totals
     lines = wrap(f"vs baseline ({visible(diff.baseline.config.describe())}):", w, "    ")
-    for change in diff.config_changes:
-        lines.extend(wrap(f"  changed: {visible(change)}", w, subsequent="    "))
+    for setting in diff.config_changes:
+        lines.extend(wrap(f"  changed: {visible(setting)}", w, subsequent="    "))
     hit, recall = _moved(pct(b.hit_rate), pct(r.hit_rate)), _moved(pct(b.recall), pct(r.recall))
     lines.append(f"  hit rate       {_with_errors(hit, r.n_retrieval_errors)}")
     lines.append(f"  recall         {_with_errors(recall, r.n_retrieval_errors)}")

@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragrail.errors import InputError
 from ragrail.golden import Case
 from ragrail.records.results import Trace
 from ragrail.system.adapters.records import OutputRecord, parse_output, record_to_trace
+
+if TYPE_CHECKING:
+    from ragrail.config import SystemConfig
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -36,7 +39,7 @@ class HttpSystem:
     name = "http"
     kind = "http endpoint"
 
-    def __init__(self, cfg: Any) -> None:  # cfg: config.SystemConfig
+    def __init__(self, cfg: SystemConfig) -> None:
         from ragrail.calls.providers import EndpointProvider
 
         if not cfg.url:

@@ -16,7 +16,7 @@ class StandinAnswerer:
 
     name = "standin"
     label = "offline stand-in (pastes the top chunk)"
-    model = None
+    model: str | None = None
 
     def answer_all(self, requests: Sequence[AnswerRequest]) -> list[AnswerResult]:
         out = []
