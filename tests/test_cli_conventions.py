@@ -282,7 +282,7 @@ def test_help_loads_no_heavy_module():
         "except SystemExit as exc:\n    assert exc.code == 0\n"
         "heavy = ('pydantic', 'numpy', 'scipy', 'rich', 'httpx', 'anthropic', 'openai', "
         "'yaml', 'torch', 'sqlite3')\n"
-        "commands = ('ragrail.cli.run', 'ragrail.cli.judge', 'ragrail.interop.commands')\n"
+        "commands = ('ragrail.cli.run', 'ragrail.cli.judge', 'ragrail.cli.interop')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in commands))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -42,7 +42,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "edit it there.",
     ),
     "export": (
-        "ragrail.interop.commands",
+        "ragrail.cli.interop",
         "export_cmd",
         "Write a run in another tool's format (TREC run and qrels, RAGAS JSONL).",
     ),
@@ -52,7 +52,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "List recorded runs with their totals (newest last).",
     ),
     "import": (
-        "ragrail.interop.commands",
+        "ragrail.cli.interop",
         "import_cmd",
         "Bring another tool's data: a golden set and/or an outputs file from FILE.",
     ),

@@ -6,6 +6,7 @@ Importers (one module per format: :mod:`~ragrail.interop.ragas`,
 file as the tool writes it into raw cases; :mod:`~ragrail.interop.common` labels
 them and writes a golden set and an outputs file, placing each passage in the
 documents (:mod:`~ragrail.interop.placing`). Exporters write a run as TREC run
-and qrels files (:mod:`~ragrail.interop.trec`) or a RAGAS dataset. The click
-commands are in :mod:`~ragrail.interop.commands`.
+and qrels files (:mod:`~ragrail.interop.trec`) or a RAGAS dataset. The commands'
+work (checks, reading, placing, writing) is :mod:`ragrail.app.interop`; their flags and
+lines are ``ragrail.cli.interop``.
 """
