@@ -30,6 +30,8 @@ export RAGRAIL_REQUIRE_RAY=1
 bash scripts/local_model.sh install
 export RAGRAIL_REQUIRE_LOCAL_MODEL=1
 .venv/bin/ruff check src tests benchmarks
+# The type check: the package, as [tool.mypy] in pyproject.toml says.
+.venv/bin/mypy
 set +e
 .venv/bin/python -m pytest "$@"
 code=$?

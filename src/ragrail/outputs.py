@@ -220,8 +220,8 @@ def guard_outputs(
         if given is not None and str(given) != STDOUT:
             protected[real(given)] = what
     for target, _, _ in checked:
-        if target not in protected and (kind := _sqlite_kind(target)) is not None:
-            protected[target] = kind
+        if target not in protected and (sqlite := _sqlite_kind(target)) is not None:
+            protected[target] = sqlite
 
     doc_folders = [d for d in (docs, project.docs if project else None, here.docs if here else None) if d]
     refuse_clashes(checked, protected, doc_folders)

@@ -232,6 +232,7 @@ def gather_everywhere(
 
 def run_on_ray(p: Prepared, evaluation: Evaluation, progress: Progress | None) -> None:
     """Run a prepared evaluation's questions on Ray; sets ``evaluation.result``."""
+    assert p.backend is not None  # called for a Ray backend only
     ray, started = connect(p.backend.address)
     try:
         if p.system is None and p.project.config.system.kind == "pipeline":

@@ -168,16 +168,19 @@ def case_from_log(
     the labels given, and its provenance (conversation id, date, app version)."""
     from ragrail.online.sample import iso_date
 
-    return Case(
-        id=case_id or log_case_id(conversation.id),
-        question=question if question is not None else conversation.question,
-        sources=sources or [],
-        facts=facts or [],
-        tags=tags or [],
-        provenance={
-            "from": "production",
-            "conversation": conversation.id,
-            "date": iso_date(conversation.at),
-            "version": conversation.version,
-        },
+    # validated as a golden-set entry is: a fact is read from its text
+    return Case.model_validate(
+        {
+            "id": case_id or log_case_id(conversation.id),
+            "question": question if question is not None else conversation.question,
+            "sources": sources or [],
+            "facts": facts or [],
+            "tags": tags or [],
+            "provenance": {
+                "from": "production",
+                "conversation": conversation.id,
+                "date": iso_date(conversation.at),
+                "version": conversation.version,
+            },
+        }
     )

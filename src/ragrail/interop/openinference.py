@@ -101,7 +101,9 @@ def _spans(item: Any, where: str, order: int) -> list[Span]:
         raise InputError("each line must be a span or an OTLP export object", where)
     if "resourceSpans" in item:
         return _otlp(item, where, order)
-    context = item.get("context") if isinstance(item.get("context"), dict) else {}
+    context = item.get("context")
+    if not isinstance(context, dict):
+        context = {}
     trace_id = context.get("trace_id", item.get("context.trace_id", item.get("trace_id")))
     span_id = context.get("span_id", item.get("context.span_id", item.get("span_id")))
     if not isinstance(trace_id, str) or not isinstance(span_id, str):
@@ -136,7 +138,7 @@ def _spans(item: Any, where: str, order: int) -> list[Span]:
 
 def _otlp(item: dict[str, Any], where: str, order: int) -> list[Span]:
     """Spans of one OTLP JSON export object (``resourceSpans`` > ``scopeSpans`` > ``spans``)."""
-    out = []
+    out: list[Span] = []
     for resource in _list(item.get("resourceSpans"), "resourceSpans", where):
         scopes = resource.get("scopeSpans", resource.get("instrumentationLibrarySpans"))
         for scope in _list(scopes, "scopeSpans", where):
@@ -148,7 +150,9 @@ def _otlp(item: dict[str, Any], where: str, order: int) -> list[Span]:
                 for kv in _list(span.get("attributes"), "attributes", where):
                     if isinstance(kv.get("key"), str):
                         attributes[kv["key"]] = any_value(kv.get("value"))
-                status = span.get("status") if isinstance(span.get("status"), dict) else {}
+                status = span.get("status")
+                if not isinstance(status, dict):
+                    status = {}
                 code = status.get("code")
                 failed = code in (2, "STATUS_CODE_ERROR", "ERROR")
                 parent = span.get("parentSpanId")

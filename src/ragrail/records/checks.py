@@ -63,11 +63,13 @@ class JsonSchema(_Check):
         return self
 
 
+PIIKind = Literal["email", "phone", "card", "iban"]
+PII_KINDS: tuple[PIIKind, ...] = ("email", "phone", "card", "iban")  # no_pii's default: all
+
+
 class NoPII(_Check):
     type: Literal["no_pii"]
-    kinds: list[Literal["email", "phone", "card", "iban"]] = Field(
-        default_factory=lambda: ["email", "phone", "card", "iban"], min_length=1
-    )
+    kinds: list[PIIKind] = Field(default_factory=lambda: list(PII_KINDS), min_length=1)
     # Where numbers written without a country code are dialled ("US", "IN"); with
     # None only numbers written with one (+44 20 7946 0958) can be told from other
     # digits, so those are the only phone numbers found.

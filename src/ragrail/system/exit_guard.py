@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import NoReturn, Protocol
 
 
 class TargetExit(BaseException):
@@ -26,10 +26,16 @@ class TargetExit(BaseException):
         self.code = code
 
 
+class _Exit(Protocol):
+    """``os._exit``'s signature, its parameter's name included."""
+
+    def __call__(self, status: int) -> NoReturn: ...
+
+
 _lock = threading.Lock()
 _open = 0  # guards open now, on every thread
-_saved: Callable[[int], NoReturn] | None = None  # what the first guard replaced
-_installed: Callable[[int], NoReturn] | None = None  # the replacement
+_saved: _Exit | None = None  # what the first guard replaced
+_installed: _Exit | None = None  # the replacement
 
 
 @contextmanager
@@ -44,10 +50,10 @@ def exit_guarded() -> Iterator[None]:
             real_exit = os._exit
             pid = os.getpid()
 
-            def guarded_exit(code: int) -> NoReturn:
+            def guarded_exit(status: int) -> NoReturn:  # named as os._exit's is
                 if os.getpid() != pid:
-                    real_exit(code)
-                raise TargetExit(code)
+                    real_exit(status)
+                raise TargetExit(status)
 
             _saved, _installed = real_exit, guarded_exit
             os._exit = guarded_exit
