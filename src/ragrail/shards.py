@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ragrail.records.results import RunResult, Usage
     from ragrail.scoring.case import ScoringOptions
     from ragrail.settings import Overrides
+    from ragrail.store.baseline import Baseline
 
 _SPEC = re.compile(r"(\d{1,9})/(\d{1,9})", re.ASCII)
 # RunConfig fields an evaluation of the user's own system derives from its traces (the
@@ -406,7 +407,7 @@ class Merged:
 
     result: RunResult
     baseline_path: Path
-    baseline: Any  # store.baseline.Baseline | None
+    baseline: Baseline | None
     history: Path | None
 
 
