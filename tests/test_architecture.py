@@ -182,6 +182,101 @@ def test_no_import_cycles_among_top_level_imports():
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
+def test_no_import_cycles_at_all():
+    """Deferred and type-only imports count too: a loop through a function's import is a
+    loop a reader has to untangle, and a type checker resolves TYPE_CHECKING ones."""
+    cycle = find_cycle(import_graph(top_level_only=False))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+# The floors, from the bottom: a module may import its own floor and those below, never
+# one above (deferred and type-only imports included). The longest matching prefix names
+# a module's floor.
+FLOORS: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "ground: errors, text helpers, file reading",
+        (
+            "ragrail._version",
+            "ragrail.errors",
+            "ragrail.crash",
+            "ragrail.exit_guard",
+            "ragrail.text",
+            "ragrail.fileio",
+            "ragrail.stats",
+            "ragrail.gcpause",
+        ),
+    ),
+    ("records every stage shares", ("ragrail.records",)),
+    (
+        "the stages: golden set, system, scoring, judge, stores, logs, importers",
+        (
+            "ragrail.config",
+            "ragrail.project_files",
+            "ragrail.golden",
+            "ragrail.calls",
+            "ragrail.system",
+            "ragrail.scoring",
+            "ragrail.diagnose",
+            "ragrail.judge",
+            "ragrail.run",
+            "ragrail.store",
+            "ragrail.online",
+            "ragrail.interop",
+            "ragrail.shard_golden",
+        ),
+    ),
+    (
+        "the flow: settings, diffs, outputs, shards, sweeps, jobs and their backends",
+        (
+            "ragrail.settings",
+            "ragrail.flags",
+            "ragrail.diff",
+            "ragrail.outputs",
+            "ragrail.shards",
+            "ragrail.sweep",
+            "ragrail.jobs",
+            "ragrail.backends",
+        ),
+    ),
+    ("reports", ("ragrail.reports",)),
+    ("the application layer", ("ragrail.app",)),
+    ("the faces", ("ragrail", "ragrail.api", "ragrail.pytest_plugin", "ragrail.cli", "ragrail.__main__")),
+]
+
+
+def floor_of(module: str) -> int | None:
+    best: tuple[int, int] | None = None
+    for index, (_, prefixes) in enumerate(FLOORS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and (
+                best is None or len(prefix) > best[1]
+            ):
+                best = (index, len(prefix))
+    return None if best is None else best[0]
+
+
+def test_the_floor_checker_takes_the_longest_prefix():
+    assert floor_of("ragrail") == len(FLOORS) - 1
+    assert floor_of("ragrail.records.results") == 1
+    assert floor_of("ragrail.text.matching") == 0
+    assert floor_of("ragrail.cli.run") == len(FLOORS) - 1
+
+
+def test_every_module_has_a_floor():
+    assert [m for m in package_modules() if floor_of(m) is None] == []
+
+
+def test_no_import_runs_up_a_floor():
+    upward = [
+        f"{module} ({FLOORS[floor_of(module) or 0][0]}) imports {target} "
+        f"({FLOORS[floor_of(target) or 0][0]}) at line {line}"
+        for module, edges in import_graph(top_level_only=False).items()
+        for target, line in edges.items()
+        if (floor_of(target) or 0) > (floor_of(module) or 0)
+    ]
+    assert upward == []
+
+
 def test_no_library_module_imports_the_cli():
     """The CLI parses flags and prints; the library (everything else) never reaches
     into it, not even inside a function."""

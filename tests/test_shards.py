@@ -12,7 +12,8 @@ import yaml
 
 from ragrail.errors import InputError
 from ragrail.project_files import InstallSource, workflow_text
-from ragrail.shards import golden_fingerprint, parse_shard, shard_of
+from ragrail.shard_golden import golden_fingerprint, shard_of
+from ragrail.shards import parse_shard
 
 # The timing fields: when the run was made, and how long each call took.
 TIMING = re.compile(rb'^\s*"(created_at|latency_ms)": .*\n', re.MULTILINE)

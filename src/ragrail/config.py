@@ -27,7 +27,7 @@ from ragrail.judge.config import JudgeConfig
 from ragrail.scoring.answers import DEFAULT_ABSTAIN_PHRASES
 from ragrail.scoring.behaviour import DEFAULT_ESCALATE_PHRASES, DEFAULT_REFUSE_PHRASES
 from ragrail.scoring.checks import CheckSpec, error_field, resolve_functions
-from ragrail.system.adapters import DEFAULT_TIMEOUT
+from ragrail.system.adapters.records import DEFAULT_TIMEOUT
 from ragrail.system.defaults import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
 
 CONFIG_NAME = "ragrail.toml"
@@ -139,7 +139,7 @@ class SystemConfig(BaseModel):
     @classmethod
     def _url_is_http(cls, url: str | None) -> str | None:
         """An unusable URL is a configuration error now, not a network failure per question."""
-        from ragrail.system.adapters import url_problem
+        from ragrail.calls.urls import url_problem
 
         problem = url_problem(url) if url is not None else None
         if problem is not None:
@@ -251,7 +251,7 @@ class RunConfig(BaseModel):
     @field_validator("address")
     @classmethod
     def _address_not_blank(cls, value: str | None) -> str | None:
-        from ragrail.backends.address import address_problem
+        from ragrail.calls.urls import address_problem
 
         if value is not None and not value.strip():
             raise ValueError("is empty; leave it out to start Ray on this machine")

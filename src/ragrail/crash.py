@@ -109,7 +109,7 @@ def describe(exc: BaseException) -> Crash:
         )
     if isinstance(exc, SystemExit):
         return _stray_exit(exc)
-    from ragrail.system.exit_guard import TargetExit
+    from ragrail.exit_guard import TargetExit
 
     if isinstance(exc, TargetExit):
         where = origin(exc, skip=1)  # the caller of os._exit, not the guard that raised

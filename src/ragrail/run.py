@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from ragrail.golden import Case, GoldenSet
+from ragrail.records.case import Case, GoldenSet
 from ragrail.records.results import (
     ArticleScores,
     CaseResult,

@@ -17,7 +17,7 @@ from ragrail.errors import InputError
 from ragrail.flags import FLAGS, Overrides
 
 if TYPE_CHECKING:
-    from ragrail.backends import Backend
+    from ragrail.backends.choice import Backend
     from ragrail.config import Project, SystemConfig
     from ragrail.judge import JudgeConfig
     from ragrail.scoring.case import ScoringOptions
@@ -48,7 +48,7 @@ def resolve(
     """Every stage's settings: the overrides over the project file. ``judge``: the judge
     :func:`judge_config` chose (and the caller checked), None for none. The backend is
     chosen first: a missing Ray (InputError) before --claude contradicting --answerer."""
-    from ragrail.backends import choose
+    from ragrail.backends.choice import choose
 
     o = overrides or Overrides()
     backend = choose(project, o)

@@ -1,4 +1,6 @@
-"""Whether merged shards ran the golden set as it is now (:func:`ragrail.shards.merge`).
+"""A shard's record (:class:`ShardInfo`, :class:`ShardRun`), where a case goes
+(:func:`shard_of`), and whether merged shards ran the golden set as it is now
+(:func:`ragrail.shards.merge`).
 
 The shards' own fingerprint says which golden set they ran; the project's golden set may
 have changed since (a case added, removed or edited on another commit), and merging would
@@ -11,15 +13,60 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import ConfigDict, Field
+
 from ragrail.errors import InputError
-from ragrail.shards import golden_fingerprint, shard_of
+from ragrail.records.lean import LeanModel
 
 if TYPE_CHECKING:
-    from ragrail.golden import Case, GoldenSet
-    from ragrail.shards import ShardRun
+    from ragrail.records.case import Case, GoldenSet
+    from ragrail.records.results import RunResult
+
+
+class ShardInfo(LeanModel):
+    """What a shard's results say about the whole run they are a part of."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int = Field(ge=0)
+    count: int = Field(ge=1)
+    n_cases: int = Field(ge=0)  # questions in the whole golden set
+    golden: str  # golden_fingerprint() of the whole golden set
+    settings: str  # settings_fingerprint(): what scoring read beyond the run's config
+    own_system: bool  # the user's system: top_k and n_chunks come from the traces
+    # models_fingerprint(): the answerer's and judge's settings that change a reply
+    models: str = ""
+    positions: list[int] = Field(default_factory=list)  # each case's place in the golden set
+    # shard_golden.case_digest() of each case, in the order of positions: the merge finds
+    # the cases edited since the shard ran. Empty in the files of a ragrail without it.
+    digests: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class ShardRun:
+    """One shard's results file, read and checked on its own."""
+
+    path: Path
+    info: ShardInfo
+    run: RunResult
+
+
+def shard_of(case_id: str, count: int) -> int:
+    """The shard of a case: the first 64 bits of the SHA-256 of its id, modulo ``count``."""
+    return int(hashlib.sha256(case_id.encode("utf-8")).hexdigest()[:16], 16) % count
+
+
+def golden_fingerprint(ids: Iterable[str]) -> str:
+    """SHA-256 over the case ids in order (each as a JSON string and a newline)."""
+    digest = hashlib.sha256()
+    for case_id in ids:
+        digest.update(json.dumps(case_id).encode() + b"\n")
+    return digest.hexdigest()
 
 
 def case_digest(case: Case) -> str:

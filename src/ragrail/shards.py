@@ -19,20 +19,20 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from ragrail.errors import InputError
-from ragrail.records.lean import LeanModel
+from ragrail.shard_golden import ShardInfo, ShardRun, golden_fingerprint, shard_of
 
 if TYPE_CHECKING:
-    from ragrail.app import Prepared
     from ragrail.config import Project
-    from ragrail.golden import GoldenSet
+    from ragrail.jobs import Prepared
+    from ragrail.records.case import GoldenSet
     from ragrail.records.results import RunResult, Usage
     from ragrail.scoring.case import ScoringOptions
     from ragrail.settings import Overrides
@@ -55,34 +55,6 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
-class ShardInfo(LeanModel):
-    """What a shard's results say about the whole run they are a part of."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    index: int = Field(ge=0)
-    count: int = Field(ge=1)
-    n_cases: int = Field(ge=0)  # questions in the whole golden set
-    golden: str  # golden_fingerprint() of the whole golden set
-    settings: str  # settings_fingerprint(): what scoring read beyond the run's config
-    own_system: bool  # the user's system: top_k and n_chunks come from the traces
-    # models_fingerprint(): the answerer's and judge's settings that change a reply
-    models: str = ""
-    positions: list[int] = Field(default_factory=list)  # each case's place in the golden set
-    # shard_golden.case_digest() of each case, in the order of positions: the merge finds
-    # the cases edited since the shard ran. Empty in the files of a ragrail without it.
-    digests: list[str] = Field(default_factory=list)
-
-
-@dataclass
-class ShardRun:
-    """One shard's results file, read and checked on its own."""
-
-    path: Path
-    info: ShardInfo
-    run: RunResult
-
-
 def parse_shard(text: str) -> Shard:
     """``"i/n"`` as a :class:`Shard`; anything else (n < 1, i >= n) is an InputError."""
     found = _SPEC.fullmatch(text.strip())
@@ -92,19 +64,6 @@ def parse_shard(text: str) -> Shard:
     if count < 1 or index >= count:
         raise InputError(f"{text!r}: N must be at least 1 and I from 0 to N-1")
     return Shard(index, count)
-
-
-def shard_of(case_id: str, count: int) -> int:
-    """The shard of a case: the first 64 bits of the SHA-256 of its id, modulo ``count``."""
-    return int(hashlib.sha256(case_id.encode("utf-8")).hexdigest()[:16], 16) % count
-
-
-def golden_fingerprint(ids: Iterable[str]) -> str:
-    """SHA-256 over the case ids in order (each as a JSON string and a newline)."""
-    digest = hashlib.sha256()
-    for case_id in ids:
-        digest.update(json.dumps(case_id).encode() + b"\n")
-    return digest.hexdigest()
 
 
 def settings_fingerprint(options: ScoringOptions) -> str:
@@ -125,10 +84,7 @@ def models_fingerprint(prepared: Prepared) -> str:
     """SHA-256 of what changes a model's replies beyond the run's config: the answerer's
     base URL and call parameters (max_tokens, temperature), and the judge's settings and
     prompts. Concurrency, timeouts, retries and rate limits change no reply: left out."""
-    from ragrail.settings import answerer_spec
-
-    spec = answerer_spec(prepared.project, prepared.overrides)
-    judge = prepared.judge
+    spec, judge = prepared.settings.answerer, prepared.settings.judge
     values: dict[str, Any] = {
         "answerer": [spec.name, spec.model, spec.base_url, spec.calls.params()],
         "judge": None,
@@ -170,7 +126,7 @@ def slice_prepared(prepared: Prepared, shard: Shard) -> ShardInfo:
         count=shard.count,
         n_cases=len(golden.cases),
         golden=golden_fingerprint(c.id for c in golden.cases),
-        settings=settings_fingerprint(prepared.options),
+        settings=settings_fingerprint(prepared.settings.scoring),
         models=models_fingerprint(prepared),
         own_system=prepared.system is not None or prepared.project.config.system.kind != "pipeline",
         positions=positions,

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ragrail.golden import GoldenSet
+from ragrail.records.case import GoldenSet
 from ragrail.records.results import RetrievedChunk, RunResult
 from ragrail.run import evaluate
 from ragrail.scoring.case import ScoringOptions
@@ -28,7 +28,7 @@ from ragrail.system.pipeline import Pipeline, PipelineSettings
 from ragrail.system.retrieval import min_score_problem
 
 if TYPE_CHECKING:
-    from ragrail.backends import Backend
+    from ragrail.backends.choice import Backend
 
 METRICS = ("hit_rate", "recall", "answer_pass_rate", "context_precision", "mrr")
 

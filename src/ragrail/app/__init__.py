@@ -17,88 +17,39 @@ line); what a person should read goes back in the returned objects.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragrail.errors import EXIT_OK, EXIT_REGRESSION, EXIT_SYSTEM, InputError, SystemFailure
+from ragrail.jobs import (
+    DryRun,
+    Evaluation,
+    Interrupted,
+    Prepared,
+    Progress,
+)
 from ragrail.settings import (
     Overrides,
-    answerer_spec,
     build_judge,
     check_gates,
     check_judge_provider,
     check_min_score,
     history_path,
     judge_config,
-    pipeline_settings,
     prices,
     refuse_pipeline_flags,
-    scoring_options,
+    resolve,
 )
 
 if TYPE_CHECKING:
-    from ragrail.calls.layer import ProgressFn
     from ragrail.config import Project
     from ragrail.diff import Diff
-    from ragrail.golden import GoldenSet
-    from ragrail.judge import JudgeConfig, JudgePlan
+    from ragrail.judge import JudgeConfig
+    from ragrail.records.case import GoldenSet
     from ragrail.records.results import Corrected, RunResult
-    from ragrail.scoring.case import ScoringOptions
     from ragrail.store.baseline import Baseline
-
-#: ``progress(total_calls, label)``: a context manager yielding the call layer's
-#: per-call callback (or None). The CLI passes a progress bar; the default draws nothing.
-Progress = Callable[[int, str], AbstractContextManager["ProgressFn | None"]]
-
-Reruns = dict[str, list[tuple[str | None, str | None, list[str]]]]
-
-
-@dataclass
-class Prepared:
-    """Every input of an evaluation, read and checked; nothing has run or been written."""
-
-    project: Project
-    overrides: Overrides
-    golden: GoldenSet
-    baseline_path: Path
-    baseline: Baseline | None
-    options: ScoringOptions
-    judge: JudgeConfig | None
-    history: Path | None  # where to record the run; None: not recorded
-    system: Any = None  # the user's system under test (None: the project's)
-    backend: Any = None  # ragrail.backends.Backend (None: local)
-
-
-@dataclass
-class Evaluation:
-    """What one evaluation produced."""
-
-    result: RunResult
-    baseline: Baseline | None = None
-    baseline_path: Path | None = None
-    docs: Path | None = None  # the inputs a saved baseline fingerprints
-    golden_path: Path | None = None
-    judge_failed: int = 0  # questions the judge failed on
-    reruns: Reruns | None = None  # --rerun-failures: case id -> [(answer, error, problems)]
-    notes: list[str] = field(default_factory=list)  # for a person to read; not warnings
-
-
-@dataclass
-class DryRun:
-    """What a model run would send and cost (``--dry-run``)."""
-
-    plan: Any  # answerers.CallPlan | None
-    n_cases: int
-    skipped: int  # questions that would build no prompt
-    judge: JudgePlan | None
-
-
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C while the model was answering; ``str()`` says what was kept and how to resume."""
-
 
 # ---------------------------------------------------------------- the project
 
@@ -180,21 +131,9 @@ def prepare(
             check_judge_provider(judge_cfg)
     if own_system:
         refuse_pipeline_flags(o, "python" if system is not None else project.config.system.kind)
-    from ragrail.backends import choose
-
-    backend = choose(project, o)  # a missing Ray is exit 2 before any work
-    return Prepared(
-        project,
-        o,
-        gold,
-        baseline_path,
-        baseline,
-        scoring_options(project, o),
-        judge_cfg,
-        history,
-        system,
-        backend,
-    )
+    # every stage's settings, once: a missing Ray is exit 2 before any work
+    settings = resolve(project, o, judge=judge_cfg)
+    return Prepared(project, o, gold, baseline_path, baseline, settings, history, system)
 
 
 # ---------------------------------------------------------------- the run
@@ -223,8 +162,8 @@ def run(prepared: Prepared, progress: Progress | None = None) -> Evaluation:
     if p.overrides.dry_run:
         raise InputError("a dry run sends nothing: use dry_run_plan()")
     evaluation = Evaluation(result=None, baseline=p.baseline, baseline_path=p.baseline_path)  # type: ignore[arg-type]
-    evaluation.docs, evaluation.golden_path = p.overrides.docs or p.project.docs, p.golden.path
-    if p.backend is not None and not p.backend.local:
+    evaluation.docs, evaluation.golden_path = p.settings.docs, p.golden.path
+    if not p.settings.backend.local:
         from ragrail.backends.ray import run_on_ray
 
         run_on_ray(p, evaluation, progress)
@@ -232,47 +171,23 @@ def run(prepared: Prepared, progress: Progress | None = None) -> Evaluation:
         _run_pipeline(p, evaluation, progress)
     else:
         _run_system(p, evaluation)
-    if p.judge is not None:
+    judge = p.settings.judge
+    if judge is not None:
         evaluation.judge_failed = _run_judge(
-            p.project, p.judge, evaluation.result, p.backend, p.overrides.no_cache
+            p.project, judge, evaluation.result, p.settings.backend, p.overrides.no_cache
         )
     return evaluation
-
-
-def make_system(project: Project, overrides: Overrides, system: object | None = None) -> Any:
-    """The system under test other than the pipeline: ``system`` as given, or [system]."""
-    from ragrail.system import adapters as systems
-
-    # The call flags set the same limits for the user's system as for model calls.
-    limits = {
-        key: value
-        for key, value in (
-            ("timeout", overrides.timeout),
-            ("concurrency", overrides.concurrency),
-            ("max_retries", overrides.max_retries),
-        )
-        if value is not None
-    }
-    cfg = project.config.system.model_copy(update=limits)
-    if system is None:
-        return systems.make_system(cfg, project.root)
-    if hasattr(system, "traces"):
-        return system
-    if isinstance(system, str) or callable(system):
-        return systems.CallableSystem(system, project.root, cfg.concurrency, cfg.timeout)
-    raise InputError(
-        f"system must be a function, a 'module:function' string or an object with "
-        f"traces(cases); got {type(system).__name__}"
-    )
 
 
 def _run_system(p: Prepared, evaluation: Evaluation) -> None:
     from ragrail.gcpause import paused_gc
     from ragrail.run import evaluate_system
+    from ragrail.system.adapters import make_system
 
+    s = p.settings
     with paused_gc():  # an outputs file is read here: one trace per line
-        system = make_system(p.project, p.overrides, p.system)
-    evaluation.result = evaluate_system(p.project.config.name, p.golden, system, p.options)
+        system = make_system(s.system, p.project.root, p.system)
+    evaluation.result = evaluate_system(p.project.config.name, p.golden, system, s.scoring)
 
 
 def _run_pipeline(p: Prepared, evaluation: Evaluation, progress: Progress | None) -> None:
@@ -281,18 +196,16 @@ def _run_pipeline(p: Prepared, evaluation: Evaluation, progress: Progress | None
     from ragrail.system.answerers import build_answerer
     from ragrail.system.pipeline import Pipeline
 
-    o, cfg = p.overrides, p.project.config
-    spec = answerer_spec(p.project, o)
-    repeats = o.repeats or cfg.answerer.repeats
-    pipeline = Pipeline(pipeline_settings(p.project, o))
+    o, name, s = p.overrides, p.project.config.name, p.settings
+    spec, repeats, pipeline = s.answerer, s.repeats, Pipeline(s.pipeline)
     bar = progress or (lambda total, label: nullcontext(None))
     with bar(repeats * len(p.golden.cases), f"answering ({spec.name})") as on_result:
         answerer = build_answerer(spec, on_result)
         try:
-            result = evaluate_pipeline(cfg.name, p.golden, pipeline, answerer, repeats, p.options)
+            result = evaluate_pipeline(name, p.golden, pipeline, answerer, repeats, s.scoring)
             if o.rerun_failures and spec.uses_model:
                 evaluation.reruns = rerun_failures(
-                    result, p.golden, pipeline, answerer, o.rerun_failures, p.options
+                    result, p.golden, pipeline, answerer, o.rerun_failures, s.scoring
                 )
                 # the re-runs' calls are this run's calls: counted and costed with them
                 result.usage = usage_of(answerer)
@@ -348,24 +261,23 @@ def dry_run_plan(prepared: Prepared) -> DryRun:
     from ragrail.system.answerers import plan_calls
     from ragrail.system.pipeline import Pipeline
 
-    p, o = prepared, prepared.overrides
-    spec = answerer_spec(p.project, o)
-    if not spec.uses_model and p.judge is None:
+    p, s = prepared, prepared.settings
+    spec, judge = s.answerer, s.judge
+    if not spec.uses_model and judge is None:
         raise InputError("--dry-run needs a model answerer (--claude or --answerer) or a judge")
     cases = p.golden.cases
-    pipeline = Pipeline(pipeline_settings(p.project, o))
+    pipeline = Pipeline(s.pipeline)
     ids, questions = [c.id for c in cases], [c.question for c in cases]
     traces = pipeline.prepare(ids, questions)
-    repeats = o.repeats or p.project.config.answerer.repeats
-    prompts = [(r.prompt, r.repeat) for r in pipeline.requests(traces, questions, repeats)]
-    plan = plan_calls(spec, prompts, o.rerun_failures) if spec.uses_model else None
+    prompts = [(r.prompt, r.repeat) for r in pipeline.requests(traces, questions, s.repeats)]
+    plan = plan_calls(spec, prompts, p.overrides.rerun_failures) if spec.uses_model else None
     judge_plan = None
-    if p.judge is not None:
+    if judge is not None:
         from ragrail.judge import Prompts, plan_items, plan_judge
 
-        folder = p.project.root / p.judge.prompts_dir if p.judge.prompts_dir else None
+        folder = p.project.root / judge.prompts_dir if judge.prompts_dir else None
         judge_plan = plan_judge(
-            p.judge,
+            judge,
             Prompts.load(folder),
             plan_items(cases, traces),
             spec.calls.max_tokens,

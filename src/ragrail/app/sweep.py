@@ -94,19 +94,16 @@ def plan_sweep(project: Project, request: SweepRequest) -> SweepPlan:
     """Check a sweep before any work: a missing Ray, a table that cannot be written, a
     project whose system is not the built-in pipeline (InputError), a value of the grid
     no configuration can take (GridError)."""
-    from ragrail.backends import choose
     from ragrail.golden import load_golden
     from ragrail.outputs import guard_outputs
-    from ragrail.scoring.case import ScoringOptions
-    from ragrail.settings import Overrides, answerer_spec
+    from ragrail.settings import Overrides, resolve
     from ragrail.sweep import unusable_thresholds
     from ragrail.system.answerers import build_answerer
-    from ragrail.system.pipeline import PipelineSettings
     from ragrail.system.retrieval import RETRIEVERS
 
     r, cfg = request, project.config
-    # a missing Ray: exit 2 before any work
-    backend = choose(project, Overrides(backend=r.backend, address=r.address))
+    # the project's settings, as a run resolves them: a missing Ray is exit 2 before any work
+    settings = resolve(project, Overrides(backend=r.backend, address=r.address))
     guard_outputs(  # before the sweep, not after it
         [(r.json, "--json table"), (r.csv, "--csv table")],
         project,
@@ -129,13 +126,6 @@ def plan_sweep(project: Project, request: SweepRequest) -> SweepPlan:
             f"unknown retriever {unknown[0]!r}; choose {', '.join(RETRIEVERS)}", "--retriever"
         )
     golden = load_golden(project.golden, project.root)
-    base = PipelineSettings(
-        docs=project.docs,
-        product=cfg.product,
-        min_score=cfg.pipeline.min_score,
-        language=cfg.pipeline.language,
-        embeddings_cache=project.state_dir / "embeddings.sqlite",
-    )
     words = list(r.chunk_words or [cfg.pipeline.chunk_words])
     ks = list(r.top_k or DEFAULT_TOP_KS)
     if any(k < 1 for k in ks):
@@ -146,18 +136,12 @@ def plan_sweep(project: Project, request: SweepRequest) -> SweepPlan:
         raise GridError(
             f"no retriever can use any of these minimum scores: {skipped[0][2]}", "--min-score"
         )
-    answerer = build_answerer(answerer_spec(project))
-    options = ScoringOptions(
-        checks=tuple(cfg.checks),
-        require_faithful=cfg.scoring.require_faithful,
-        language=cfg.pipeline.language,
-        abstain_phrases=tuple(cfg.scoring.abstain_phrases),
-        refuse_phrases=tuple(cfg.scoring.refuse_phrases),
-        escalate_phrases=tuple(cfg.scoring.escalate_phrases),
-    )
+    answerer = build_answerer(settings.answerer)
+    # the base's chunking, retriever and k, and the options' k, are each row's
     return SweepPlan(
-        project, r, golden, base, words, ks, names, thresholds, skipped, answerer, options, backend
-    )
+        project, r, golden, settings.pipeline, words, ks, names, thresholds, skipped, answerer,
+        settings.scoring, settings.backend,
+    )  # fmt: skip
 
 
 def _names(retrievers: str) -> list[str]:

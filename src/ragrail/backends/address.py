@@ -7,33 +7,11 @@ space) skipped the probe below and went to it too. Nothing here imports Ray.
 
 from __future__ import annotations
 
-import re
-
+from ragrail.calls.urls import address_problem as address_problem
 from ragrail.errors import InputError, SystemFailure
 
-# HOST:PORT, or ray://HOST:PORT (Ray Client); HOST a name, an IPv4 or a bracketed IPv6
-_ADDRESS = re.compile(r"(?:ray://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):([0-9]{1,5})", re.ASCII)
 # Seconds to wait at --address for a connection and a gRPC answer before giving up (exit 3).
 PROBE_TIMEOUT = 5.0
-
-
-def address_problem(address: str) -> str | None:
-    """Why ``address`` is no Ray address ray.init could join, or None. Checked before
-    any connection: a malformed one skipped the check that nothing answers there, and
-    ray.init then retried it for minutes."""
-    if address in ("auto", "local"):  # Ray finds the cluster itself (RAY_ADDRESS...)
-        return None
-    if address != address.strip():
-        return f"Ray address {address!r} has spaces around it; give HOST:PORT alone"
-    found = _ADDRESS.fullmatch(address)
-    if found is None:
-        return (
-            f"Ray address {address!r} is not HOST:PORT (such as 10.0.0.5:6379, [::1]:6379, "
-            "or ray://10.0.0.5:10001 for Ray Client), auto or local"
-        )
-    if not 0 < int(found[2]) < 65536:
-        return f"Ray address {address!r}: the port must be from 1 to 65535"
-    return None
 
 
 # What a gRPC client sends first (HTTP/2's connection preface and an empty SETTINGS

@@ -34,8 +34,8 @@ from ragrail.backends.work import Piece, PipelineJob, RemoteLimiter, SystemJob
 from ragrail.errors import SystemFailure
 
 if TYPE_CHECKING:
-    from ragrail.app import Evaluation, Prepared, Progress
-    from ragrail.backends import Backend
+    from ragrail.backends.choice import Backend
+    from ragrail.jobs import Evaluation, Prepared, Progress
     from ragrail.online.record import Conversation
     from ragrail.scoring.case import ScoringOptions
 
@@ -232,8 +232,7 @@ def gather_everywhere(
 
 def run_on_ray(p: Prepared, evaluation: Evaluation, progress: Progress | None) -> None:
     """Run a prepared evaluation's questions on Ray; sets ``evaluation.result``."""
-    assert p.backend is not None  # called for a Ray backend only
-    ray, started = connect(p.backend.address)
+    ray, started = connect(p.settings.backend.address)
     try:
         if p.system is None and p.project.config.system.kind == "pipeline":
             _pipeline(ray, p, evaluation, progress)
@@ -250,11 +249,9 @@ def _pipeline(ray: Any, p: Prepared, evaluation: Evaluation, progress: Progress 
     from ragrail.calls.layer import CallResult, UsageTotals
     from ragrail.records.results import RunResult
     from ragrail.run import compute_totals
-    from ragrail.settings import answerer_spec, pipeline_settings
 
-    o, cfg, cases = p.overrides, p.project.config, p.golden.cases
-    spec = answerer_spec(p.project, o)
-    repeats = o.repeats or cfg.answerer.repeats
+    s, cfg, cases = p.settings, p.project.config, p.golden.cases
+    spec, repeats = s.answerer, s.repeats
     cpus = cluster_cpus(ray)
     limiter = None
     if spec.uses_model and (spec.calls.rpm is not None or spec.calls.tpm is not None):
@@ -266,10 +263,10 @@ def _pipeline(ray: Any, p: Prepared, evaluation: Evaluation, progress: Progress 
     )
     job = PipelineJob(
         cfg.name,
-        pipeline_settings(p.project, o),
+        s.pipeline,
         dataclasses.replace(spec, calls=calls),
         repeats,
-        p.options,
+        s.scoring,
         len(cases),
         limiter,
     )
@@ -302,18 +299,18 @@ def _pipeline(ray: Any, p: Prepared, evaluation: Evaluation, progress: Progress 
 
 
 def _system(ray: Any, p: Prepared, evaluation: Evaluation) -> None:
-    from ragrail.app import make_system
     from ragrail.gcpause import paused_gc
     from ragrail.records.results import RunResult
     from ragrail.run import compute_totals, system_config
+    from ragrail.system.adapters import make_system
 
-    cases = p.golden.cases
+    cases, s, root = p.golden.cases, p.settings, p.project.root
     with paused_gc():  # an outputs file is read here: one trace per line
-        system = make_system(p.project, p.overrides, p.system)
+        system = make_system(s.system, root, p.system)
     # an outputs file is read once, here; a live system is asked by the workers
     outputs = p.system is None and p.project.config.system.kind == "outputs"
     traces: Sequence[Any] | None = system.traces(cases) if outputs else None
-    job = SystemJob(p.project, p.overrides, p.options, p.system)
+    job = SystemJob(root, s.system, s.scoring, p.system)
     cpus = cluster_cpus(ray)
     parts = [
         (cases[r.start : r.stop], None if traces is None else traces[r.start : r.stop])

@@ -13,14 +13,13 @@ if TYPE_CHECKING:
 
     from ragrail.calls.layer import UsageTotals
     from ragrail.calls.prices import Price
-    from ragrail.config import Project
-    from ragrail.golden import Case
+    from ragrail.config import SystemConfig
     from ragrail.judge.config import JudgeConfig, Prompts
     from ragrail.online.record import Conversation
+    from ragrail.records.case import Case
     from ragrail.records.results import CaseResult, RunConfig, Trace
     from ragrail.scoring.case import ScoringOptions
     from ragrail.scoring.memo import ScoringCache
-    from ragrail.settings import Overrides
     from ragrail.system.answerers import AnswererSpec
     from ragrail.system.pipeline import Pipeline, PipelineSettings
 
@@ -42,8 +41,8 @@ class PipelineJob:
 class SystemJob:
     """What every slice of a run of the user's own system shares."""
 
-    project: Project
-    overrides: Overrides
+    root: Path  # the project's folder
+    config: SystemConfig  # [system], as resolved (the run's call flags over its own)
     options: ScoringOptions
     system: Any = None  # the user's system as given to the API (None: the project's)
 
@@ -120,9 +119,9 @@ def system_piece(job: SystemJob, cases: Sequence[Case], traces: Sequence[Trace] 
     from ragrail.run import score_cases
 
     if traces is None:
-        from ragrail.app import make_system
+        from ragrail.system.adapters import make_system
 
-        traces = make_system(job.project, job.overrides, job.system).traces(cases)
+        traces = make_system(job.config, job.root, job.system).traces(cases)
     return Piece(score_cases(0.0, cases, traces, job.options))
 
 

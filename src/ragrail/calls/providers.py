@@ -242,7 +242,7 @@ def _base_url(provider: str, given: str | None, setting: str) -> str | None:
     InputError naming where it came from: retried as a network failure, it would
     read as every call failing (exit 3) instead of a setting to fix (exit 2).
     """
-    from ragrail.system.adapters import url_problem
+    from ragrail.calls.urls import url_problem
 
     var = BASE_URL_VARS[provider]
     url, source = (given, setting) if given else (os.environ.get(var), var)

@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if os.environ.get(COMPLETE_VAR):  # click prints the script or the candidates, and exits
         cli.main(args=argv, prog_name="ragrail", complete_var=COMPLETE_VAR)
-    from ragrail.system.exit_guard import exit_guarded
+    from ragrail.exit_guard import exit_guarded
 
     warnings.showwarning = _warn  # one plain line, not Python's file:line: UserWarning form
     previous = _catch_sigterm()

@@ -210,7 +210,7 @@ def add(
         conversation = _logged_conversation(from_log, db)
     try:
         if conversation is not None:
-            from ragrail.golden.add import case_from_log
+            from ragrail.online.cases import case_from_log
 
             case = case_from_log(
                 conversation, case_id, question, list(sources), list(facts), list(tags)

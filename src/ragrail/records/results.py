@@ -21,6 +21,13 @@ from ragrail.fileio import atomic_write_text, load_json, parse_json
 from ragrail.records.base import Count as Count
 from ragrail.records.base import Model
 from ragrail.records.base import Rate as Rate
+from ragrail.records.trace import ArticleScores as ArticleScores
+from ragrail.records.trace import CallUsage as CallUsage
+from ragrail.records.trace import Claim as Claim
+from ragrail.records.trace import MissedFact as MissedFact
+from ragrail.records.trace import RetrievedChunk as RetrievedChunk
+from ragrail.records.trace import Sample as Sample
+from ragrail.records.trace import Trace as Trace
 from ragrail.records.verdicts import Corrected as Corrected
 from ragrail.records.verdicts import CriterionResult as CriterionResult
 from ragrail.records.verdicts import JudgeClaim as JudgeClaim
@@ -37,94 +44,6 @@ BASELINE_FORMAT = "ragrail-baseline"  # the compact baseline (ragrail.store.base
 
 _Model = Model  # the base of every result type (ragrail.records.base)
 Expect = Literal["answer", "abstain", "refuse", "escalate"]  # see ragrail.scoring.behaviour
-
-
-class RetrievedChunk(_Model):
-    id: str
-    source: str
-    rank: int = Field(ge=1, le=2**53)
-    score: float
-    text: str
-
-
-class CallUsage(_Model):
-    """One model call as the API reported it (tokens from its usage fields)."""
-
-    input_tokens: Count | None = 0  # None: the server did not report usage
-    output_tokens: Count | None = 0
-    cost_usd: float | None = Field(default=None, ge=0.0)
-    cached: bool = False
-    attempts: Count = 0
-
-
-class Sample(_Model):
-    """A further answer to the same prompt (``--repeats``)."""
-
-    answer: str | None = None
-    error: str | None = None
-    latency_ms: float = Field(default=0.0, ge=0.0)
-    usage: CallUsage | None = None
-
-
-class Trace(_Model):
-    """What the system under test did for one question."""
-
-    case_id: str
-    retrieved: list[RetrievedChunk] = Field(default_factory=list)
-    prompt: str | None = None
-    prompt_tokens: Count | None = None
-    answer: str | None = None
-    escalated: bool | None = Field(default=None, exclude_if=lambda e: e is None)  # it said so
-    error: str | None = None
-    latency_ms: float = Field(default=0.0, ge=0.0)
-    usage: CallUsage | None = None
-    samples: list[Sample] = Field(default_factory=list)
-
-    def all_samples(self) -> list[Sample]:
-        """The first answer and every repeat, in order."""
-        first = Sample(
-            answer=self.answer, error=self.error, latency_ms=self.latency_ms, usage=self.usage
-        )
-        return [first, *self.samples]
-
-
-class Claim(_Model):
-    text: str
-    supported: bool
-    reason: str = ""
-
-
-class ArticleScores(_Model):
-    """Ranking metrics at article level: the documents of the retrieved chunks
-    (first occurrence kept) against the case's sources, cut at k."""
-
-    precision_at_k: Rate | None = None
-    recall_at_k: Rate | None = None
-    success_at_k: Rate | None = None
-    reciprocal_rank: Rate | None = None
-    average_precision: Rate | None = None
-    ndcg_at_k: Rate | None = None
-
-
-class MissedFact(_Model):
-    """Where a fact that retrieval missed actually is."""
-
-    fact: FactField
-    # cut: the fact's text is split between two chunks; sentence_split: it is whole in
-    # chunks[0], but its sentence runs on into chunks[1]; across_sections: it runs from one
-    # section chunk into the next
-    where: Literal[
-        "cut",
-        "sentence_split",
-        "across_sections",
-        "below_k",
-        "below_min_score",
-        "not_in_sources",
-        "not_in_corpus",
-    ]
-    chunks: list[str] = Field(default_factory=list)
-    rank: int | None = None
-    score: float | None = None
 
 
 class CaseResult(_Model):
@@ -283,9 +202,9 @@ class RunResult(_Model):
     def to_pandas(self) -> pd.DataFrame:
         """One row per question, indexed by case id (see :mod:`ragrail.records.frames`). Needs
         pandas (``pip install pandas``, or the ``ragrail[pandas]`` extra)."""
-        from ragrail.records.frames import run_frame
+        from ragrail.records.frames import table
 
-        return run_frame(self)
+        return table([case_row(c) for c in self.cases])
 
     def json_pieces(self) -> Iterator[bytes]:
         """:meth:`to_json`'s UTF-8 bytes in pieces of a thousand cases: never the whole
@@ -346,6 +265,42 @@ class RunResult(_Model):
 
 READ_BACK_UP_TO = 1_000
 JSON_BLOCK = 1_000  # cases serialised per call by json_pieces
+
+
+def case_row(case: CaseResult) -> dict[str, Any]:
+    """One question as a flat record (a row of :meth:`RunResult.to_pandas`): scores as
+    numbers (None: not scored), facts as their labels (``missed_facts``: those not in any
+    retrieved chunk), chunks as their ids in rank order."""
+    first_error = next((s.error for s in case.trace.all_samples() if s.error), None)
+    retrieved_facts = set(case.facts_retrieved)
+    return {
+        "id": case.id,
+        "question": case.question,
+        "tags": list(case.tags),
+        "sources": list(case.sources),
+        "retrieval_hit": case.retrieval_hit,
+        "retrieval_recall": case.retrieval_recall,
+        "answer_pass": case.answer_pass,
+        "answer_pass_rate": case.answer_pass_rate,
+        "answer_runs": case.answer_runs,
+        "flaky": case.flaky,
+        "errored": case.errored,
+        "error": first_error,
+        "cause": case.cause,
+        "cause_detail": case.cause_detail,
+        "problems": list(case.problems),
+        "missed_facts": [str(f) for f in case.facts if f not in retrieved_facts],
+        "retrieved": [c.id for c in sorted(case.trace.retrieved, key=lambda c: c.rank)],
+        "answer": case.trace.answer,
+        "context_precision": case.context_precision,
+        "context_average_precision": case.context_average_precision,
+        "reciprocal_rank": case.reciprocal_rank,
+        "correctness": case.correctness,
+        "faithfulness": case.faithfulness,
+        "judge_faithfulness": case.judge.faithfulness if case.judge is not None else None,
+        "prompt_tokens": case.trace.prompt_tokens,
+        "latency_ms": case.trace.latency_ms,
+    }
 
 
 @cache

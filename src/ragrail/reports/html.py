@@ -9,13 +9,12 @@ document or an answer is ever parsed as HTML, run, or shown reordered.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape as _html_escape
 
 from ragrail.diff import Diff, first_error, pct, run_summary
 from ragrail.records.results import CaseResult, RunResult, Stat
 from ragrail.scoring.answers import citation_key, citations
 from ragrail.store.history import RunRow
-from ragrail.text.guard import visible
+from ragrail.text.guard import escape
 from ragrail.text.matching import contains
 
 CSS = """
@@ -72,11 +71,6 @@ SCRIPT = """
   apply();
 })();
 """
-
-
-def escape(text: str) -> str:
-    """HTML-escaped text, control characters and bidi overrides shown (line breaks kept)."""
-    return _html_escape(visible(text, one_line=False))
 
 
 def _num(value: float | None, as_pct: bool) -> str:

@@ -109,7 +109,7 @@ def judge_html(run: RunResult, diff: Diff | None) -> str:
     or marked uncorrected; and the corrected totals against the baseline."""
     if run.judge is None:
         return ""
-    from ragrail.reports.html import escape
+    from ragrail.text.guard import escape
 
     totals = judged_totals(run)
     if not totals:  # the judge gave no verdict to total (it failed, or nothing to judge)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from ragrail.online.ab import ABResult
 from ragrail.online.signals import SIGNALS, PeriodSignals
-from ragrail.reports.html import CSS, escape
+from ragrail.reports.html import CSS
 from ragrail.reports.online import (
     LABELS,
     NOTES,
@@ -20,6 +20,7 @@ from ragrail.reports.online import (
     iso_time,
     value_text,
 )
+from ragrail.text.guard import escape
 
 
 def _signals_tables(periods: Sequence[PeriodSignals], by: str) -> str:

@@ -154,7 +154,7 @@ class _Reader(ValidationStore):
     """The validation tables of a history opened read-only (SQLite ``mode=ro``)."""
 
     def __init__(self, path: Path) -> None:
-        from ragrail.store.history import MIGRATIONS
+        from ragrail.store.schema import MIGRATIONS
 
         self.path = path
         try:

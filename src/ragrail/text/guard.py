@@ -50,3 +50,11 @@ def visible(text: str, one_line: bool = True) -> str:
     ``one_line``) or change the reading direction.
     """
     return text.translate(_ONE_LINE if one_line else _MULTI_LINE)
+
+
+def escape(text: str) -> str:
+    """HTML-escaped text, control characters and bidi overrides shown (line breaks kept):
+    what every page ragrail writes does with text it did not write."""
+    from html import escape as html_escape
+
+    return html_escape(visible(text, one_line=False))

@@ -20,8 +20,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ragrail.calls.urls import url_problem
 from ragrail.errors import InputError
-from ragrail.system.adapters.http import HttpSystem, expand_env, url_problem
+from ragrail.system.adapters.http import HttpSystem, expand_env
 from ragrail.system.adapters.outputs_file import OutputsFile
 from ragrail.system.adapters.python import (
     CallableSystem,
@@ -57,8 +58,19 @@ __all__ = [
 ]
 
 
-def make_system(cfg: Any, root: Path) -> Any:
-    """The non-pipeline system a project's ``[system]`` table names."""
+def make_system(cfg: Any, root: Path, given: object | None = None) -> Any:
+    """The system under test other than the pipeline: ``given`` (the user's own, given to
+    the API: a function, a ``"module:function"`` string or an object with
+    ``traces(cases)``), else the one ``cfg`` (``[system]``, as resolved) names."""
+    if given is not None:
+        if hasattr(given, "traces"):
+            return given
+        if isinstance(given, str) or callable(given):
+            return CallableSystem(given, root, cfg.concurrency, cfg.timeout)
+        raise InputError(
+            f"system must be a function, a 'module:function' string or an object with "
+            f"traces(cases); got {type(given).__name__}"
+        )
     if cfg.kind == "outputs":
         if not cfg.path:
             raise InputError('[system] kind = "outputs" needs path = "FILE.jsonl"')

@@ -8,8 +8,9 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from ragrail.calls.urls import url_problem
 from ragrail.errors import InputError
-from ragrail.golden import Case
+from ragrail.records.case import Case
 from ragrail.records.results import Trace
 from ragrail.system.adapters.records import OutputRecord, parse_output, record_to_trace
 
@@ -159,30 +160,6 @@ def _find(data: Any, dotted: str) -> Any:
         else:
             return _MISSING
     return data
-
-
-def url_problem(url: str) -> str | None:
-    """Why ``system.url`` cannot be POSTed to, or None when it can."""
-    from urllib.parse import urlsplit
-
-    shown = repr(url) if len(url) <= 200 else repr(url[:200] + "…")
-    if not url.strip():
-        return "is empty; it needs a full URL such as http://localhost:8000/ask"
-    if any(ch.isspace() or not ch.isprintable() for ch in url):
-        return f"{shown} contains spaces or control characters"
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        return f"{shown} is not a valid URL ({exc})"
-    if "://" not in url:
-        return f"{shown} has no scheme; it needs http:// or https:// in front"
-    if parts.scheme.lower() not in ("http", "https"):
-        return f"{shown} is not an HTTP URL ({parts.scheme}://); it needs http:// or https://"
-    if not parts.hostname:
-        return f"{shown} has no host; it needs a full URL such as http://localhost:8000/ask"
-    del port  # read only to make urlsplit check it
-    return None
 
 
 def _kind(value: Any) -> str:

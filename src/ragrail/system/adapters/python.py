@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from ragrail.errors import InputError
-from ragrail.golden import Case
+from ragrail.exit_guard import TargetExit, exit_guarded
+from ragrail.records.case import Case
 from ragrail.records.results import Trace
 from ragrail.system.adapters.records import DEFAULT_TIMEOUT, parse_output, record_to_trace
-from ragrail.system.exit_guard import TargetExit, exit_guarded
 
 
 class _Job:

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from ragrail.errors import InputError
 from ragrail.fileio import scrub_surrogates
-from ragrail.golden import Case
+from ragrail.records.case import Case
 from ragrail.records.results import Trace
 
 DEFAULT_TIMEOUT = 60.0  # seconds per question for a Python or HTTP system
