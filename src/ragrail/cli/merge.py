@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from ragrail.cli.common import CONTEXT, OUT_PATH, PATH, json_option
+from ragrail.cli.common import CONTEXT, PATH, json_option
+from ragrail.cli.run_options import flag_option
 from ragrail.cli.ui import Out, output_options
 
 
@@ -24,23 +25,16 @@ class MergeOptions:
 
 @click.command(context_settings=CONTEXT)
 @click.argument("results", nargs=-1, required=True, type=PATH)
-@click.option("--config", "-c", type=PATH, help="Project file (default: ./ragrail.toml).")
-@click.option(
-    "--golden",
-    "-g",
-    type=PATH,
-    help="The golden set the shards ran (default: the project's); checked against them.",
+@flag_option("config")
+@flag_option(
+    "golden", help="The golden set the shards ran (default: the project's); checked against them."
 )
-@click.option("--baseline", "-b", type=PATH, help="Baseline to compare with.")
+@flag_option("baseline", help="Baseline to compare with.")
 @json_option("the merged results (the same as an unsharded run's)")
-@click.option("--junit", type=OUT_PATH, metavar="PATH", help="Write JUnit XML, as `run --junit`.")
-@click.option(
-    "--markdown", type=OUT_PATH, metavar="PATH", help="Write a Markdown summary, as `run --markdown`."
-)
-@click.option(
-    "--no-history", is_flag=True, help="Do not record the run in .ragrail/history.sqlite."
-)
-@click.option("--metrics", is_flag=True, help="Also print the per-question metrics table.")
+@flag_option("junit", help="Write JUnit XML, as `run --junit`.")
+@flag_option("markdown", help="Write a Markdown summary, as `run --markdown`.")
+@flag_option("no_history", help="Do not record the run in .ragrail/history.sqlite.")
+@flag_option("metrics", help="Also print the per-question metrics table.")
 @output_options()
 def merge(
     results: tuple[Path, ...],

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ragrail.cli.common import CONTEXT, OUT_PATH, load_project
+from ragrail.cli.run_options import flag_option
 from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK
 
@@ -42,8 +43,8 @@ def _score_list(ctx: Any, param: Any, value: str | None) -> list[float] | None:
 
 
 @click.command(context_settings=CONTEXT)
-@click.option("--config", "-c", type=click.Path(path_type=Path), help="Project file.")
-@click.option("--example", metavar="NAME", help="Sweep a bundled example (kitebase).")
+@flag_option("config", help="Project file.")
+@flag_option("example", help="Sweep a bundled example (kitebase).")
 @click.option(
     "--chunk-words",
     callback=_int_list,
@@ -83,12 +84,11 @@ def _score_list(ctx: Any, param: Any, value: str | None) -> list[float] | None:
     type=OUT_PATH,
     help="Where to write the table as CSV (default: .ragrail/sweep.csv).",
 )
-@click.option(
-    "--backend",
-    type=click.Choice(["local", "ray"]),
+@flag_option(
+    "backend",
     help="local (default: [run] backend), or ray: each chunking x retriever index is a Ray task.",
 )
-@click.option("--address", metavar="ADDR", help="The Ray cluster to join (default: [run] address).")
+@flag_option("address", help="The Ray cluster to join (default: [run] address).")
 @output_options()
 def sweep(
     config: Path | None,
