@@ -558,3 +558,29 @@ def test_the_first_and_last_moments_of_the_calendar_are_kept(tmp_path: Path) -> 
     lines = [row(1, timestamp="0001-01-01T00:00:00Z"), row(2, timestamp="9999-12-31T23:59:59Z")]
     report, stored = run([write_jsonl(tmp_path / "log.jsonl", lines)])
     assert report.added == 2 and stored["c2"].at == 253_402_300_799.0
+
+
+def test_a_key_given_twice_is_a_bad_row_as_in_every_json_ragrail_reads(tmp_path) -> None:
+    """One JSON rule: a log row naming a key twice is refused, as a golden set or results
+    file would be, whatever the spacing, nesting or text around it; a row whose text merely
+    holds a quoted colon is read as it is."""
+    from ragrail.config import LogsConfig
+    from ragrail.online.mapping import RowMapper
+    from ragrail.online.rows import BadRow, jsonl_row
+
+    mapper = RowMapper(LogsConfig())
+    base = '"timestamp": 1704067200, "question": "q", "answer": "a"'
+    twice = [
+        '{"id": "c1", "id": "c2", ' + base + "}",
+        '{"id" : "c1", "id":"c2", ' + base + "}",
+        '{"id": "c1", ' + base + ', "contexts": [{"id": "x", "id": "y", "text": "t"}]}',
+        '{"id": "c1", ' + base + ', "meta": {"k": 1, "k": 2}, "note": "say \\"hi\\": now"}',
+    ]
+    for line in twice:
+        row = jsonl_row(line.encode(), 1, "log.jsonl", mapper)
+        assert isinstance(row, BadRow) and "given twice" in row.reason, line
+    fine = '{"id": "c1", ' + base.replace('"a"', '"say \\"hi\\": now"') + "}"
+    row = jsonl_row(fine.encode(), 1, "log.jsonl", mapper)
+    assert not isinstance(row, BadRow) and row is not None and row.answer == 'say "hi": now'
+    for scalar in (b"1", b'"text"', b"[1, 2]"):
+        assert isinstance(jsonl_row(scalar, 1, "log.jsonl", mapper), BadRow)

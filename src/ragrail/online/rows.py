@@ -6,8 +6,9 @@ Shared by ingest in this process and its worker processes (ragrail.online.ingest
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 import orjson
 
@@ -39,17 +40,42 @@ def _reject_constant(literal: str) -> object:
     raise ValueError(f"{literal} is not JSON")
 
 
-# The C scanner, refusing NaN and Infinity. Unlike fileio.parse_json it lets a key given
-# twice in one object pass (the last counts, as in every JSON reader): its check runs in
-# Python per object and would halve the lines per second. Exports are written by programs.
+# The C scanner, refusing NaN and Infinity. It lets a key given twice pass (the last
+# counts); rows where that can have happened are read by fileio.parse_json instead (see
+# _may_repeat_a_key), so a log row follows the one rule of every JSON ragrail reads.
 _FAST = json.JSONDecoder(parse_constant=_reject_constant)
+# A key's closing quote and its colon, JSON white space between: every key of a row has one.
+_KEY_END = re.compile(rb'"[ \t\r\n]*:')
 
 
-def _parse(raw: bytes, text: str) -> object:
-    """One JSON Lines row by the standard readers: a row with \\u escapes through
-    parse_json, which refuses a lone surrogate (no UTF-8 file, the database included, can
-    hold one), any other through the C scanner."""
-    if b"\\u" in raw:
+def _keys(data: object) -> int:
+    """How many keys the objects of ``data`` hold, nested ones included."""
+    count = 0
+    todo: list[Any] = [data]
+    while todo:
+        item = todo.pop()
+        if type(item) is dict:
+            count += len(item)
+            item = item.values()
+        elif type(item) is not list:  # a row that is a number or a string has no keys
+            continue
+        todo.extend([v for v in item if type(v) is dict or type(v) is list])
+    return count
+
+
+def _may_repeat_a_key(raw: bytes, data: object) -> bool:
+    """False when no object of the row can have named a key twice: a reader keeps one of
+    two equal keys, so the row's text then shows more key endings than the read row has
+    keys. Text that merely holds ``":`` (a quoted colon in a string) says True too, and
+    the exact reader decides: correct either way, slow only for such rows."""
+    return len(_KEY_END.findall(raw)) != _keys(data)
+
+
+def _parse(raw: bytes, text: str, exact: bool) -> object:
+    """One JSON Lines row by the standard readers: through parse_json (a key given twice
+    and a lone surrogate refused: no UTF-8 file, the database included, can hold one) when
+    ``exact`` or the row has \\u escapes, else through the C scanner."""
+    if exact or b"\\u" in raw:
         return parse_json(text, "-")
     return _FAST.decode(text)
 
@@ -79,8 +105,12 @@ def jsonl_row(
     # lone surrogate, no control character in a string). It reads an integer past 64 bits
     # as a float, so a row it refuses, or that its reading makes bad, is read again by the
     # standard readers, and only their reading decides.
+    exact = False
     try:
-        return convert(orjson.loads(raw))
+        fast = orjson.loads(raw)
+        exact = _may_repeat_a_key(raw, fast)
+        if not exact:
+            return convert(fast)
     except (orjson.JSONDecodeError, BadField):
         pass
     try:
@@ -88,7 +118,7 @@ def jsonl_row(
     except UnicodeDecodeError:
         return BadRow(name, lineno, "-", "not UTF-8 text")
     try:
-        data = _parse(raw, text)
+        data = _parse(raw, text, exact)
     except (ValueError, RecursionError, InputError):
         try:  # again, slowly, for the message (line, column, field)
             parse_json(text, name, lineno)
