@@ -1,6 +1,6 @@
 """Reading a compact baseline fast: pydantic-core parses it and a count of colons stands in
 for the duplicate-key check, so the fast reader must take exactly what the strict one
-(``fileio.parse_json``) takes, give the same baseline, and refuse with the same message."""
+(``jsonio.parse_json``) takes, give the same baseline, and refuse with the same message."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from ragrail.config import example_dir
 from ragrail.errors import InputError
-from ragrail.fileio import parse_json
+from ragrail.jsonio import parse_json
 from ragrail.store.baseline import load_baseline, parse_baseline
 from ragrail.store.baseline.read import read_baseline_text
 

@@ -1,11 +1,11 @@
-"""Strict JSON reading (fileio.parse_json and friends): positions, fields, BOM, depth."""
+"""Strict JSON reading (jsonio.parse_json and friends): positions, fields, BOM, depth."""
 
 from __future__ import annotations
 
 import pytest
 
 from ragrail.errors import InputError
-from ragrail.fileio import json_array_items, json_path_at, parse_json
+from ragrail.jsonio import json_array_items, json_path_at, parse_json
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_a_surrogate_pair_and_an_escaped_backslash_are_fine():
 
 
 def test_scrub_surrogates_marks_lone_surrogates_everywhere():
-    from ragrail.fileio import scrub_surrogates
+    from ragrail.jsonio import scrub_surrogates
 
     assert scrub_surrogates({"a\udc00": ["x\ud800", 1, None]}) == {"a\ufffd": ["x\ufffd", 1, None]}
 
@@ -126,7 +126,7 @@ def test_a_number_of_thousands_of_digits_is_an_input_error_not_a_crash():
     import pytest
 
     from ragrail.errors import InputError
-    from ragrail.fileio import parse_json
+    from ragrail.jsonio import parse_json
 
     with pytest.raises(InputError, match="number too long"):
         parse_json('{"a": ' + "1" * 5000 + "}", "x.json")

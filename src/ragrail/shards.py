@@ -177,7 +177,7 @@ def save_shard(result: RunResult, info: ShardInfo, path: Path) -> None:
 def load_shard(path: Path, shown: Path | None = None) -> ShardRun:
     """A shard's results file, checked on its own: a run with a valid ``"shard"`` field
     whose every case belongs to that shard. Each problem is an InputError naming the file."""
-    from ragrail.fileio import load_json
+    from ragrail.jsonio import load_json
     from ragrail.records.results import parse_run
 
     where = str(shown or path)

@@ -339,7 +339,7 @@ def _project(config: Path | None, example: str | None) -> Project | None:
 
 def load_run_ref(run: RunRef) -> RunResult:
     """A run from a results file (a ``.json`` path) or from the project's history."""
-    from ragrail.fileio import load_json
+    from ragrail.jsonio import load_json
     from ragrail.records.results import parse_run
     from ragrail.store.history import History
 

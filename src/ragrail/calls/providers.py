@@ -217,7 +217,7 @@ def _tokens(usage: Any, name: str) -> int | None:
 
 def _completion(text: str, n_in: int | None, n_out: int | None) -> Completion:
     """A reply's text (lone surrogates made U+FFFD: no file could hold them) and usage."""
-    from ragrail.fileio import scrub_surrogates
+    from ragrail.jsonio import scrub_surrogates
 
     return Completion(scrub_surrogates(text), n_in, n_out)
 

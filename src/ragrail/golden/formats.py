@@ -14,7 +14,8 @@ from pydantic import (
 )
 
 from ragrail.errors import InputError
-from ragrail.fileio import BOM, json_array_items, parse_json, read_text
+from ragrail.fileio import BOM, read_text
+from ragrail.jsonio import json_array_items, parse_json
 from ragrail.records.case import Case, GoldenSet
 from ragrail.text.matching import Fact
 

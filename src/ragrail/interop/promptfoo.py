@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from ragrail.errors import InputError
-from ragrail.fileio import BOM, json_array_items, parse_json, read_text
+from ragrail.fileio import BOM, read_text
 from ragrail.golden.formats import yaml_document
 from ragrail.interop.rows import RawCase, RawContext, RawImport, as_text_list, csv_items, one_of
+from ragrail.jsonio import json_array_items, parse_json
 
 QUESTION_VARS = ("question", "query", "input", "prompt", "user_input", "q")
 CONTEXT_VARS = ("context", "contexts")

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragrail.errors import InputError
-from ragrail.fileio import BOM, json_array_items, parse_json, read_text
+from ragrail.fileio import BOM, read_text
+from ragrail.jsonio import json_array_items, parse_json
 
 if TYPE_CHECKING:
     import tokenize

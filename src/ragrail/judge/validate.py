@@ -78,7 +78,7 @@ def load_labels(path: Path) -> list[Label]:
 
 
 def _jsonl_label_rows(text: str, path: Path) -> list[tuple[dict[str, Any], int]]:
-    from ragrail.fileio import parse_json
+    from ragrail.jsonio import parse_json
 
     rows = []
     for n, line in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):

@@ -310,7 +310,7 @@ class RowMapper:
         if not value.strip():
             return None
         from ragrail.errors import InputError
-        from ragrail.fileio import parse_json
+        from ragrail.jsonio import parse_json
 
         try:
             return parse_json(value, name)

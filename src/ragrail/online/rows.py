@@ -13,7 +13,7 @@ from typing import Any, Literal, overload
 import orjson
 
 from ragrail.errors import InputError
-from ragrail.fileio import parse_json
+from ragrail.jsonio import parse_json
 from ragrail.online.mapping import BadField, RowMapper
 from ragrail.online.record import Conversation
 
@@ -41,7 +41,7 @@ def _reject_constant(literal: str) -> object:
 
 
 # The C scanner, refusing NaN and Infinity. It lets a key given twice pass (the last
-# counts); rows where that can have happened are read by fileio.parse_json instead (see
+# counts); rows where that can have happened are read by jsonio.parse_json instead (see
 # _may_repeat_a_key), so a log row follows the one rule of every JSON ragrail reads.
 _FAST = json.JSONDecoder(parse_constant=_reject_constant)
 # A key's closing quote and its colon, JSON white space between: every key of a row has one.

@@ -17,7 +17,8 @@ from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
 from ragrail._version import __version__
 from ragrail.errors import InputError, SystemFailure
-from ragrail.fileio import atomic_write_text, load_json, parse_json
+from ragrail.fileio import atomic_write_text
+from ragrail.jsonio import load_json, parse_json
 from ragrail.records.base import Count as Count
 from ragrail.records.base import Model
 from ragrail.records.base import Rate as Rate

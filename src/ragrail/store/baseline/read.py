@@ -5,7 +5,7 @@ with a few type tests; a problem is an InputError (exit 2) naming the file, the 
 and the question.
 
 A compact baseline's JSON is parsed by pydantic-core, in Rust: less than half the time
-of Python's json with the duplicate-key hook :func:`ragrail.fileio.parse_json` calls
+of Python's json with the duplicate-key hook :func:`ragrail.jsonio.parse_json` calls
 for each of the 400,000 objects of a 100,000-question file. It is as strict: NaN and
 Infinity are refused, and a key given twice is found by counting colons (see
 :func:`_colons`). Whatever that fast path does not take, it hands to ``parse_json``,
@@ -23,8 +23,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ragrail.errors import InputError
-from ragrail.fileio import BOM, parse_json, read_text
+from ragrail.fileio import BOM, read_text
 from ragrail.gcpause import paused_gc
+from ragrail.jsonio import parse_json
 from ragrail.records.results import RunConfig, Totals, _invalid, parse_run
 from ragrail.store.baseline.model import (
     CASE_METRICS,

@@ -7,7 +7,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ragrail.errors import InputError
-from ragrail.fileio import iter_lines, parse_json
+from ragrail.fileio import iter_lines
+from ragrail.jsonio import parse_json
 from ragrail.records.case import Case
 from ragrail.records.results import Trace
 from ragrail.system.adapters.records import OutputRecord, invalid_field, record_to_trace

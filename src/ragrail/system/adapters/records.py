@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from ragrail.errors import InputError
-from ragrail.fileio import scrub_surrogates
+from ragrail.jsonio import scrub_surrogates
 from ragrail.records.case import Case
 from ragrail.records.results import Trace
 
