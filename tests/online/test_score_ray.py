@@ -1,7 +1,7 @@
 """``ragrail logs score --backend ray``: the same stored flags and printed counts as the
 local backend, and the refusals that need no Ray.
 
-The equality test uses the Ray head of tests/test_backend_ray.py (127.0.0.1, two CPUs,
+The equality test uses the Ray head of tests/backends/test_backend_ray.py (127.0.0.1, two CPUs,
 started for this module and stopped after; skipped without Ray unless
 ``RAGRAIL_REQUIRE_RAY=1``).
 """
@@ -19,13 +19,13 @@ from ragrail.online.record import Context, Conversation
 from ragrail.online.score import JUDGE_UNFAITHFUL
 from ragrail.online.store import LogStore
 from ragrail.scoring.case import ScoringOptions
-from tests.online.test_score import counted_term_sets
-from tests.test_backend_ray import (  # noqa: F401  (ray_head: the module's Ray head)
+from tests.backends.test_backend_ray import (  # noqa: F401  (ray_head: the module's Ray head)
     _ragrail,
     hide_ray,
     ray_head,
     run_without_importing_ray,
 )
+from tests.online.test_score import counted_term_sets
 
 N = 3000
 REFUNDS = Context(

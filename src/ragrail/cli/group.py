@@ -13,7 +13,7 @@ from ragrail.cli.common import CONTEXT
 from ragrail.cli.ui import output_options
 
 # name -> (module, attribute, the command's one-line summary for `ragrail --help`);
-# tests/test_cli_conventions.py checks each summary against the command's own help.
+# tests/cli/test_cli_conventions.py checks each summary against the command's own help.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "add": (
         "ragrail.cli.project",

@@ -11,7 +11,7 @@ import pytest
 from ragrail.judge.validate import judge_bias
 from ragrail.store.history import History
 from tests.fake_llm import FakeLLM
-from tests.test_judge import KEY, RUBRIC, forty_case_run, late_refund, rubric_judge
+from tests.judge.test_judge import KEY, RUBRIC, forty_case_run, late_refund, rubric_judge
 
 T_975_9 = 2.2621571627982  # Student's t, 97.5th percentile, 9 degrees of freedom
 

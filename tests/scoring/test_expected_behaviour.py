@@ -13,6 +13,7 @@ import pytest
 from ragrail.config import SystemConfig
 from ragrail.records.results import RunResult, Trace, load_run
 from ragrail.system.adapters import HttpSystem, OutputsFile, parse_output
+from tests.helpers import KITEBASE_V1
 
 TOML = """name = "support bot"
 
@@ -229,7 +230,7 @@ def test_old_results_and_traces_load_and_write_as_before():
     without an escalation flag or an expect writes exactly the old fields."""
     old = Trace.model_validate({"case_id": "a", "answer": "x"})
     assert old.escalated is None and "escalated" not in old.model_dump_json()
-    baseline = Path(__file__).parent / "data" / "baselines" / "kitebase-v1.json"
+    baseline = KITEBASE_V1
     run = RunResult.model_validate(json.loads(baseline.read_text(encoding="utf-8")))
     assert run.totals.expected == {} and all(c.expect is None for c in run.cases)
     assert '"expect' not in run.to_json() and '"escalated"' not in run.to_json()

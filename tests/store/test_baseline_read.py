@@ -15,6 +15,7 @@ from ragrail.errors import InputError
 from ragrail.jsonio import parse_json
 from ragrail.store.baseline import load_baseline, parse_baseline
 from ragrail.store.baseline.read import read_baseline_text
+from tests.helpers import KITEBASE_V1
 
 FIRST_ERRORED = '      "errored": false,\n      "id": "no-recovery-email",'
 
@@ -149,7 +150,7 @@ def test_what_the_strict_reader_refuses_is_refused_with_its_message(path, name, 
 def test_text_that_is_not_a_compact_baseline_goes_to_the_strict_reader(path):
     with pytest.raises(InputError):
         read_baseline_text("[]", path)
-    whole = Path(__file__).parent / "data" / "baselines" / "kitebase-v1.json"
+    whole = KITEBASE_V1
     text = whole.read_text(encoding="utf-8")
     assert read_baseline_text(text, whole) == strict(text, whole)
     twice = text.replace('"schema_version": 1', '"schema_version": 1, "schema_version": 1', 1)

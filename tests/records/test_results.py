@@ -11,10 +11,11 @@ import pytest
 
 from ragrail.errors import InputError, SystemFailure
 from ragrail.records.results import load_run
+from tests.helpers import KITEBASE_V1
 
 # A whole saved run as `--save-baseline` wrote it before baselines were compact: what
 # `--json` writes today, and what an old baseline.json holds.
-WHOLE_RUN = Path(__file__).parent / "data" / "baselines" / "kitebase-v1.json"
+WHOLE_RUN = KITEBASE_V1
 
 
 @pytest.fixture

@@ -26,8 +26,9 @@ from ragrail.store.baseline import (
 )
 from ragrail.store.baseline.model import run_text
 from tests.fake_llm import FakeLLM, Reply, paste_top_chunk
+from tests.helpers import KITEBASE_V1
 
-WHOLE_RUN = Path(__file__).parent / "data" / "baselines" / "kitebase-v1.json"
+WHOLE_RUN = KITEBASE_V1
 LEFT_OUT = ("created_at", "ragrail_version", "latency_ms", "usage", "prompt", "trace", "stats")
 
 

@@ -27,7 +27,7 @@ import pytest
 from ragrail.backends import RAY_EXTRA
 
 HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE.parent / "benchmarks"))
+sys.path.insert(0, str(HERE.parents[1] / "benchmarks"))
 
 import anchor_data  # noqa: E402
 

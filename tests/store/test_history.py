@@ -21,13 +21,14 @@ from ragrail.store.history import (
     check_for_run,
     record_run,
 )
+from tests.helpers import KITEBASE_V1
 
 OLD_CONFIG = '{"chunking": "x", "top_k": 3, "retriever": "standin", "answerer": "standin"}'
 
 
 @pytest.fixture(scope="module")
 def run_result() -> RunResult:
-    return load_run(Path(__file__).parent / "data" / "baselines" / "kitebase-v1.json")
+    return load_run(KITEBASE_V1)
 
 
 def old_history(path: Path, runs: int = 1) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from ragrail.cli.ui import effective_color
 from tests.fake_llm import FakeLLM
-from tests.test_judge import KEY, RUBRIC, forty_case_run, late_refund, rubric_judge
+from tests.judge.test_judge import KEY, RUBRIC, forty_case_run, late_refund, rubric_judge
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 VERDICT = "3 questions got worse (3 WORSE lines): something that passed before fails now."
