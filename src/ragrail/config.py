@@ -240,7 +240,7 @@ class LogsConfig(BaseModel):
         return value
 
 
-class RunConfig(BaseModel):
+class RunTableConfig(BaseModel):
     """``[run]``: where the per-question work runs (``ragrail run --backend``)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -280,7 +280,7 @@ class ProjectConfig(BaseModel):
     checks: list[CheckSpec] = Field(default_factory=list)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     logs: LogsConfig = Field(default_factory=LogsConfig)
-    run: RunConfig = Field(default_factory=RunConfig)
+    run: RunTableConfig = Field(default_factory=RunTableConfig)
 
 
 class Project(BaseModel):
