@@ -56,7 +56,7 @@ def build_answerer(spec: AnswererSpec, on_result: ProgressFn | None = None) -> A
     from ragrail.calls.cache import ResponseCache
     from ragrail.calls.layer import CallLayer
     from ragrail.calls.providers import make_provider
-    from ragrail.system.answerers.model import ModelAnswerer
+    from ragrail.system.answerers.llm import ModelAnswerer
 
     provider = make_provider(spec.name, spec.model, spec.base_url, spec.calls.timeout)
     cache = ResponseCache(spec.cache_path) if spec.cache_path is not None else None
