@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 from ragrail.gcpause import paused_gc
 from ragrail.records.results import CaseResult, RunResult
 from ragrail.stats import McNemar, mcnemar_exact
-from ragrail.store.baseline.model import rounded
+from ragrail.store.baseline.records import rounded
 
 if TYPE_CHECKING:
     from ragrail.judge.correct import CorrectedChange

@@ -24,7 +24,7 @@ from ragrail.store.baseline import (
     rounded,
     save_baseline,
 )
-from ragrail.store.baseline.model import run_text
+from ragrail.store.baseline.records import run_text
 from tests.fake_llm import FakeLLM, Reply, paste_top_chunk
 from tests.helpers import KITEBASE_V1
 

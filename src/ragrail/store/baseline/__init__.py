@@ -38,7 +38,8 @@ Format (version 2)::
     }
 """
 
-from ragrail.store.baseline.model import (
+from ragrail.store.baseline.read import load_baseline, parse_baseline
+from ragrail.store.baseline.records import (
     CASE_METRICS,
     FORMAT,
     SIGNIFICANT_DIGITS,
@@ -47,7 +48,6 @@ from ragrail.store.baseline.model import (
     BaselineCase,
     rounded,
 )
-from ragrail.store.baseline.read import load_baseline, parse_baseline
 from ragrail.store.baseline.write import (
     fingerprint_docs,
     fingerprint_file,

@@ -27,7 +27,7 @@ from ragrail.fileio import BOM, read_text
 from ragrail.gcpause import paused_gc
 from ragrail.jsonio import parse_json
 from ragrail.records.results import RunConfig, Totals, _invalid, parse_run
-from ragrail.store.baseline.model import (
+from ragrail.store.baseline.records import (
     CASE_METRICS,
     FINGERPRINT_KEYS,
     FORMAT,

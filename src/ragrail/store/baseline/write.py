@@ -10,8 +10,8 @@ from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import atomic_write_text
 from ragrail.gcpause import paused_gc
 from ragrail.records.results import RunResult
-from ragrail.store.baseline.model import Baseline, run_text
 from ragrail.store.baseline.read import read_baseline_text
+from ragrail.store.baseline.records import Baseline, run_text
 
 
 def fingerprint_file(path: Path | None) -> str | None:
