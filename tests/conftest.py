@@ -1,25 +1,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from ragrail.cli import main
 from ragrail.config import example_dir
-
-HERE = Path(__file__).parent
-DATA = HERE / "data"
-
-
-@dataclass
-class CliResult:
-    code: int
-    out: str
-    err: str
+from tests.helpers import CliResult
 
 
 @pytest.fixture(autouse=True)
@@ -52,19 +40,15 @@ def cli(capsys: pytest.CaptureFixture[str]):
     return invoke
 
 
-def run_shell(*args: str, cwd: Path | None = None) -> CliResult:
-    """Run `python -m ragrail ARGS...` in a real subprocess."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "ragrail", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-    return CliResult(proc.returncode, proc.stdout, proc.stderr)
-
-
 @pytest.fixture
 def kitebase() -> Path:
     return example_dir("kitebase")
+
+
+@pytest.fixture
+def project(cli, tmp_path: Path) -> Path:
+    """A private copy of the Kitebase example (tmp_path / "kb"), made by `ragrail example`.
+    A test file that needs another project defines its own `project`."""
+    dest = tmp_path / "kb"
+    assert cli("example", "kitebase", str(dest)).code == 0
+    return dest

@@ -20,13 +20,6 @@ from ragrail import crash
 
 
 @pytest.fixture
-def project(cli, tmp_path) -> Path:
-    dest = tmp_path / "kb"
-    assert cli("example", "kitebase", str(dest)).code == 0
-    return dest
-
-
-@pytest.fixture
 def reports(tmp_path, monkeypatch) -> Path:
     """Crash reports go to a folder of this test's own (via tempfile's own setting)."""
     folder = tmp_path / "reports"

@@ -12,6 +12,7 @@ import pytest
 
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import atomic_write_text, check_writable_output
+from tests.helpers import tree_state
 
 
 class Boom(Exception):
@@ -207,27 +208,6 @@ def test_stale_temp_files_are_removed_on_the_next_write(tmp_path):
 # ---------------------------------------------------------------- through the CLI
 
 
-@pytest.fixture
-def project(cli, tmp_path) -> Path:
-    dest = tmp_path / "kb"
-    assert cli("example", "kitebase", str(dest)).code == 0
-    return dest
-
-
-def _snapshot(folder: Path) -> dict[str, bytes | str]:
-    """Every entry under ``folder``: file bytes, or what else it is (a link, a FIFO)."""
-    out: dict[str, bytes | str] = {}
-    for p in sorted(folder.rglob("*")):
-        mode = p.lstat().st_mode
-        if stat.S_ISLNK(mode):
-            out[str(p)] = "link to " + os.readlink(p)
-        elif stat.S_ISREG(mode):
-            out[str(p)] = p.read_bytes()
-        else:
-            out[str(p)] = stat.filemode(mode)
-    return out
-
-
 def test_save_baseline_through_a_symlink_updates_the_target(cli, project):
     kept = project / "kept"
     kept.mkdir()
@@ -264,7 +244,7 @@ def test_cli_refuses_outputs_that_are_not_files_before_any_work(cli, project, ki
     else:
         out = _device(project)
     reader = os.open(out, os.O_RDONLY | os.O_NONBLOCK) if kind == "fifo" else None
-    before = _snapshot(project)
+    before = tree_state(project)
     try:
         r = cli(*args, str(out), cwd=project)
         if reader is not None:
@@ -278,7 +258,7 @@ def test_cli_refuses_outputs_that_are_not_files_before_any_work(cli, project, ki
     [line] = [ln for ln in r.err.splitlines() if ln.strip()]
     assert line.startswith("ragrail: error: ") and str(out) in line
     assert "Traceback" not in r.err and "recorded as run" not in r.err
-    assert _snapshot(project) == before  # no run recorded, no file replaced
+    assert tree_state(project) == before  # no run recorded, no file replaced
 
 
 def test_cli_full_disk_while_saving_the_baseline_exits_3_and_keeps_it(cli, project, monkeypatch):

@@ -4,7 +4,6 @@ names what it would have replaced, and leaves every file byte-identical."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -17,6 +16,7 @@ from ragrail.cli import main
 from ragrail.config import example_dir
 from ragrail.errors import InputError
 from ragrail.outputs import guard_outputs
+from tests.helpers import tree_state
 
 OUT = "{out}"
 
@@ -111,14 +111,6 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         encoding="utf-8",
     )
     return root
-
-
-def tree_state(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 @pytest.mark.parametrize("kept", PROTECTED, ids=[p for p, _ in PROTECTED])

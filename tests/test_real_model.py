@@ -15,7 +15,6 @@ import importlib.util
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from typing import Any
 import pytest
 
 from ragrail.scoring.answers import citations
+from tests.helpers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "local_model.sh"
@@ -62,12 +62,6 @@ def _skip_or_fail(reason: str) -> None:
     pytest.skip(f"{reason}: run `bash scripts/local_model.sh install` to include this test")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _script(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHON": sys.executable, "RAGRAIL_LOCAL_MODEL_DIR": str(state)}
     return subprocess.run(
@@ -83,7 +77,7 @@ def local_model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if missing:
         _skip_or_fail(missing)
     state = tmp_path_factory.mktemp("local-model")
-    started = _script("start", str(_free_port()), state=state)
+    started = _script("start", str(free_port()), state=state)
     try:
         assert started.returncode == 0, f"local_model.sh start failed:\n{started.stderr}"
         url = started.stdout.strip().splitlines()[-1]

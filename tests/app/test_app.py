@@ -54,7 +54,7 @@ def test_a_plain_function_object_is_the_system_under_test(project):
     evaluation = app.evaluate(project, system=_docs_answer)
     result = evaluation.result
     assert len(result.cases) == 12
-    assert result.config.answerer_label == "python callable tests.test_app:_docs_answer"
+    assert result.config.answerer_label == "python callable tests.app.test_app:_docs_answer"
     first = result.cases[0]
     assert first.trace.answer == f"You asked: {first.question}"
     assert [c.source for c in first.trace.retrieved] == ["refunds"]

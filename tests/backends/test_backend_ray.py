@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -25,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from ragrail.backends import RAY_EXTRA
+from tests.helpers import between, free_port
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parents[1] / "benchmarks"))
@@ -47,12 +47,6 @@ def _ray_missing() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _ray_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     # no token: Ray 2.5x turns token auth on when ~/.ray/auth_token exists, and a head on
@@ -72,7 +66,7 @@ def ray_head() -> Iterator[str]:
         if os.environ.get("RAGRAIL_REQUIRE_RAY") == "1":
             pytest.fail(f"{missing}, and RAGRAIL_REQUIRE_RAY=1 says these tests must run")
         pytest.skip(missing)
-    port = _free_port()
+    port = free_port()
     # a short folder: Ray's socket paths under it must stay within the OS's 107 characters
     temp = tempfile.mkdtemp(prefix="rgray-", dir="/tmp")
     ray = str(Path(sys.executable).parent / "ray")
@@ -180,17 +174,12 @@ def test_ray_run_is_compared_with_the_baseline_like_a_local_one(
     assert ray.stdout == local.stdout
 
 
-def _between(prompt: str, tag: str) -> str:
-    m = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.S)
-    return m.group(1) if m else ""
-
-
 def _judge_script(req: Received) -> Reply:
     """Claim verdicts and a rubric verdict that depend on the answer alone, so a slice's
     verdicts are right only if they come back to their own case."""
     from ragrail.scoring.claims import split_claims
 
-    answer = _between(req.prompt, "answer")
+    answer = between(req.prompt, "answer")
     if "<criteria>" in req.prompt:
         body = {"verdicts": [{"criterion": "brief", "pass": len(answer) < 300, "reason": "r"}]}
         return Reply(text=json.dumps(body), input_tokens=300, output_tokens=20)
@@ -302,7 +291,7 @@ def test_address_without_the_ray_backend_is_exit_2(cli, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("address", "code", "says"),
     [
-        (f"127.0.0.1:{_free_port()}", 3, "Connection refused"),  # nothing listens there
+        (f"127.0.0.1:{free_port()}", 3, "Connection refused"),  # nothing listens there
         ("[::1]:1", 3, "cannot connect to the Ray cluster at [::1]:1"),
         ("127.0.0.1:0", 2, "port must be from 1 to 65535"),
         ("127.0.0.1:99999", 2, "port must be from 1 to 65535"),

@@ -13,12 +13,9 @@ import pytest
 from ragrail.calls.cache import CacheUnavailable, ResponseCache
 from ragrail.errors import InputError
 from ragrail.store import statedb
+from tests.helpers import asides
 
 REPLY = {"text": "ok", "input_tokens": 3, "output_tokens": 1}
-
-
-def asides(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir() if ".corrupt-" in p.name)
 
 
 def failing_connect(message: str):

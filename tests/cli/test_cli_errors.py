@@ -5,26 +5,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_shell
-
-
-@pytest.fixture
-def project(cli, tmp_path) -> Path:
-    dest = tmp_path / "kb"
-    assert cli("example", "kitebase", str(dest)).code == 0
-    return dest
-
-
-def one_line_error(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    assert lines[0].startswith("ragrail: error: ")
-    return lines[0]
+from tests.helpers import one_error_line, run_shell
 
 
 def test_malformed_golden_names_file_line_and_column(cli, project):
@@ -35,7 +19,7 @@ def test_malformed_golden_names_file_line_and_column(cli, project):
     before = (project / "baseline.json").read_bytes()
     r = cli("run", "--save-baseline", cwd=project)
     assert r.code == 2
-    line = one_line_error(r.err)
+    line = one_error_line(r.err)
     assert "golden.json:4:" in line and "invalid JSON" in line
     assert (project / "baseline.json").read_bytes() == before
 
@@ -44,7 +28,7 @@ def test_missing_golden_file(cli, project):
     (project / "golden.json").unlink()
     r = cli("run", cwd=project)
     assert r.code == 2
-    assert "golden.json: golden set not found" in one_line_error(r.err)
+    assert "golden.json: golden set not found" in one_error_line(r.err)
 
 
 def test_case_without_question_names_case_and_line(cli, project):
@@ -53,7 +37,7 @@ def test_case_without_question_names_case_and_line(cli, project):
     (project / "golden.json").write_text(json.dumps(cases, indent=1))
     r = cli("run", cwd=project)
     assert r.code == 2
-    line = one_line_error(r.err)
+    line = one_error_line(r.err)
     assert "case 'lost-phone'" in line and "missing field 'question'" in line
     assert re.search(r"golden\.json:\d+:", line)
 
@@ -63,13 +47,13 @@ def test_empty_question_and_duplicate_id(cli, project):
     cases[0]["question"] = "   "
     (project / "golden.json").write_text(json.dumps(cases))
     r = cli("run", cwd=project)
-    assert r.code == 2 and "field 'question': must not be empty" in one_line_error(r.err)
+    assert r.code == 2 and "field 'question': must not be empty" in one_error_line(r.err)
 
     cases[0]["question"] = "ok?"
     cases[1]["id"] = cases[0]["id"]
     (project / "golden.json").write_text(json.dumps(cases))
     r = cli("run", cwd=project)
-    assert r.code == 2 and "duplicate case id 'no-recovery-email'" in one_line_error(r.err)
+    assert r.code == 2 and "duplicate case id 'no-recovery-email'" in one_error_line(r.err)
 
 
 def test_malformed_baseline_is_reported_and_left_untouched(cli, project):
@@ -78,7 +62,7 @@ def test_malformed_baseline_is_reported_and_left_untouched(cli, project):
     before = baseline.read_bytes()
     r = cli("run", "--save-baseline", cwd=project)
     assert r.code == 2
-    line = one_line_error(r.err)
+    line = one_error_line(r.err)
     assert "baseline.json:3:" in line
     assert baseline.read_bytes() == before
 
@@ -87,7 +71,7 @@ def test_baseline_with_wrong_schema(cli, project):
     (project / "baseline.json").write_text('{"schema_version": 99}')
     r = cli("run", cwd=project)
     assert r.code == 2
-    assert "schema_version 99" in one_line_error(r.err)
+    assert "schema_version 99" in one_error_line(r.err)
 
 
 @pytest.mark.parametrize(
@@ -102,14 +86,14 @@ def test_out_of_range_flags(cli, project, flag, value, needle):
     before = (project / "baseline.json").read_bytes()
     r = cli("run", flag, value, "--save-baseline", cwd=project)
     assert r.code == 2
-    assert needle in one_line_error(r.err)
+    assert needle in one_error_line(r.err)
     assert (project / "baseline.json").read_bytes() == before
 
 
 def test_no_project_here(cli, tmp_path):
     r = cli("run", cwd=tmp_path)
     assert r.code == 2
-    assert "no ragrail.toml in this folder" in one_line_error(r.err)
+    assert "no ragrail.toml in this folder" in one_error_line(r.err)
 
 
 def test_unknown_config_key(cli, project):
@@ -117,23 +101,23 @@ def test_unknown_config_key(cli, project):
     cfg.write_text(cfg.read_text().replace("top_k = 3", "topk = 3"))
     r = cli("run", cwd=project)
     assert r.code == 2
-    assert "unknown key 'pipeline.topk'" in one_line_error(r.err)
+    assert "unknown key 'pipeline.topk'" in one_error_line(r.err)
 
 
 def test_missing_docs_folder(cli, project):
     shutil.rmtree(project / "docs")
     r = cli("run", cwd=project)
     assert r.code == 2
-    assert "documents folder not found" in one_line_error(r.err)
+    assert "documents folder not found" in one_error_line(r.err)
 
 
 def test_errors_in_a_real_shell_have_no_traceback(project):
     r = run_shell("run", "--top-k", "0", cwd=project)
     assert r.code == 2
-    one_line_error(r.err)
+    one_error_line(r.err)
     r = run_shell("run", "--golden", "nope.json", cwd=project)
     assert r.code == 2
-    assert "nope.json: golden set not found" in one_line_error(r.err)
+    assert "nope.json: golden set not found" in one_error_line(r.err)
 
 
 @pytest.mark.parametrize(
@@ -154,7 +138,7 @@ def test_a_failed_output_write_names_the_output_it_was(cli, project, monkeypatch
     monkeypatch.setattr(ragrail.fileio.os, "fsync", full)
     r = cli("run", "--no-history", flag, "out.file", cwd=project)
     assert r.code == 3, r.err
-    line = one_line_error(r.err)
+    line = one_error_line(r.err)
     assert f"cannot write the {what}: No space left on device" in line
     assert not (project / "out.file").exists()
     assert not list(project.glob(".out.file.*"))

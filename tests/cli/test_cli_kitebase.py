@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.conftest import run_shell
+from tests.helpers import run_shell
 
 
 def row(out: str, case_id: str) -> str:

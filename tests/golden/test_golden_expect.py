@@ -3,14 +3,13 @@ refused with file, line and field when it is not one of the four behaviours."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-from pathlib import Path
 
 import pytest
 
 from ragrail.errors import InputError
 from ragrail.golden import Case, add_case, load_golden, parse_golden
+from tests.helpers import digest
 
 # The same three cases in each format: one expecting escalate, one refuse, one by default.
 FORMATS = {
@@ -125,10 +124,6 @@ def test_add_to_a_csv_without_an_expect_column_writes_nothing(tmp_path):
         add_case(path, Case(id="human", question="Person?", expect="escalate"))
     assert "no 'expect' column" in err.value.message
     assert path.read_bytes() == before
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def test_cli_add_expect(cli, tmp_path):

@@ -4,11 +4,9 @@ exit 2 must leave every file of the project exactly as it was."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ragrail.config import example_dir
-from tests.conftest import CliResult
+from tests.helpers import CliResult, tree_state
 from tests.hostile.cases import CASES, Hostile
 
 OUTPUTS_TOML = """name = "outputs bot"
@@ -99,23 +97,6 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             shutil.rmtree(dest / ".ragrail", ignore_errors=True)
         made[kind] = dest
     return made
-
-
-def tree_state(folder: Path) -> dict[str, str]:
-    """Every entry under the folder: a hash for regular files, the kind for the rest."""
-    state: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(folder):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            rel = str(path.relative_to(folder))
-            mode = path.lstat().st_mode
-            if stat.S_ISREG(mode):
-                state[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-            elif stat.S_ISLNK(mode):
-                state[rel] = "link:" + os.readlink(path)
-            else:
-                state[rel] = f"mode:{stat.S_IFMT(mode)}"
-    return state
 
 
 def _run(case: Hostile, project: Path, cli) -> CliResult:

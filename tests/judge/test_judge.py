@@ -12,6 +12,7 @@ from ragrail.records.results import CaseResult, Trace
 from ragrail.scoring.claims import split_claims
 from tests.factories import run_result
 from tests.fake_llm import FakeLLM, Reply
+from tests.helpers import between
 
 KEY = "sk-judge-test-key"
 
@@ -20,11 +21,6 @@ KEY = "sk-judge-test-key"
 def env(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-
-
-def between(prompt: str, tag: str) -> str:
-    m = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.S)
-    return m.group(1) if m else ""
 
 
 def claims_judge(req) -> Reply:

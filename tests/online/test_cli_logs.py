@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from ragrail.online.store import LogStore
+from tests.helpers import tree_state
 from tests.online.test_ingest import PLANTED, forms, planted_log, row, write_jsonl
 
 
@@ -98,17 +99,13 @@ def test_help_lists_the_group(cli) -> None:
     assert r.code == 0 and "ingest" in r.out
 
 
-def _snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
 def test_no_output_replaces_an_ingested_export(cli, tmp_path: Path) -> None:
     """The exports may be the only copy of the logs: `sample -o` and `online --json/--html`
     onto one of them exit 2 and change no file."""
     config = project(tmp_path)
     log = write_jsonl(tmp_path / "export.jsonl", [row(i) for i in range(1, 4)])
     assert cli("logs", "ingest", "--config", str(config), str(log)).code == 0
-    before = _snapshot(tmp_path)
+    before = tree_state(tmp_path)
     for args in (
         ("sample", "-n", "2", "-o", str(log)),
         ("online", "--json", str(log)),
@@ -118,7 +115,7 @@ def test_no_output_replaces_an_ingested_export(cli, tmp_path: Path) -> None:
         assert r.code == 2, (args, r.out, r.err)
         assert "would overwrite an ingested log export" in r.err
         assert len(r.err.strip().splitlines()) == 1
-        assert _snapshot(tmp_path) == before
+        assert tree_state(tmp_path) == before
 
 
 def test_a_hand_edited_row_is_an_input_error_not_a_crash(cli, tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ per version, the flags written back, and the judge on a sample (through the fake
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from ragrail.scoring.case import ScoringOptions
 from ragrail.scoring.checks import NumberBound, PythonCheck
 from ragrail.scoring.claims import split_claims
 from tests.fake_llm import FakeLLM, Reply
+from tests.helpers import between
 
 REFUNDS = Context("refunds#1", "refunds", "Refunds are issued within 30 days of purchase.")
 SSO = Context("sso#2", "sso", "Single sign-on is configured by an admin under Settings > SSO.")
@@ -136,14 +136,9 @@ def test_a_context_logged_many_times_is_tokenised_once(tmp_path, monkeypatch):
 # ------------------------------------------------------------------ the judge on a sample
 
 
-def _between(prompt: str, tag: str) -> str:
-    m = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.S)
-    return m.group(1) if m else ""
-
-
 def voucher_judge(req) -> Reply:
     """Every claim mentioning a voucher is unsupported, every other one supported."""
-    answer = _between(req.prompt, "answer")
+    answer = between(req.prompt, "answer")
     claims = [
         {"claim": c, "supported": "voucher" not in c, "chunk": None} for c in split_claims(answer)
     ]
@@ -168,7 +163,7 @@ def test_the_judge_flags_a_seeded_sample(tmp_path, monkeypatch):
     rows += [conv(f"e{i:02}", good, contexts=()) for i in range(5)]  # never sent: no context
     with _store(tmp_path, rows) as store, FakeLLM(voucher_judge) as fake:
         report = judge_sample(store, _judge(tmp_path, fake.url), 10, seed=7)
-        sent = {_between(r.prompt, "answer") for r in fake.received}
+        sent = {between(r.prompt, "answer") for r in fake.received}
         assert len(fake.received) == 10 and "I don't know." not in sent
         flagged = {c.id for c in store.conversations() if JUDGE_UNFAITHFUL in c.flags}
         judged = report.judged

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ import pytest
 
 from ragrail.errors import InputError, SystemFailure
 from ragrail.records.results import load_run
-from tests.helpers import KITEBASE_V1
+from tests.helpers import KITEBASE_V1, digest, one_error_line
 
 # A whole saved run as `--save-baseline` wrote it before baselines were compact: what
 # `--json` writes today, and what an old baseline.json holds.
@@ -29,17 +28,6 @@ def project(cli, tmp_path) -> Path:
 @pytest.fixture
 def saved(project: Path) -> dict[str, Any]:
     return json.loads((project / "baseline.json").read_text())
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    assert lines[0].startswith("ragrail: error: ")
-    return lines[0]
 
 
 def first_case(**fields: Any):

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ragrail.store.history import MIGRATIONS, History
-from tests.conftest import DATA
+from tests.helpers import DATA
 
 
 def test_junit_validates_and_has_a_case_per_question(cli, tmp_path):

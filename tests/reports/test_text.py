@@ -13,7 +13,7 @@ from ragrail.reports.junit import junit_xml
 from ragrail.reports.markdown import code, markdown_summary
 from ragrail.reports.terminal import diff_text, scorecard
 from ragrail.text.guard import visible
-from tests.conftest import DATA
+from tests.helpers import DATA
 from tests.test_diff import case, errored, run
 
 # XML 1.0 section 2.2: the characters a document may contain

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from ragrail.scoring.checks import (
     luhn_ok,
     run_check,
 )
+from tests.helpers import digest, one_error_line
 
 SPEC = TypeAdapter(CheckSpec)
 
@@ -289,27 +289,9 @@ def test_check_functions_import_from_the_project_folder(tmp_path):
 # ------------------------------------------------------ through the CLI
 
 
-@pytest.fixture
-def project(cli, tmp_path) -> Path:
-    dest = tmp_path / "kb"
-    assert cli("example", "kitebase", str(dest)).code == 0
-    return dest
-
-
 def add_check(project: Path, toml: str) -> None:
     cfg = project / "ragrail.toml"
     cfg.write_text(cfg.read_text() + "\n" + toml + "\n")
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    assert lines[0].startswith("ragrail: error: ")
-    return lines[0]
 
 
 def module_name(project: Path) -> str:

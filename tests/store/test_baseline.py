@@ -3,7 +3,6 @@ that old baselines compare the same, and that a hand-edited one is refused by fi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -26,21 +25,10 @@ from ragrail.store.baseline import (
 )
 from ragrail.store.baseline.records import run_text
 from tests.fake_llm import FakeLLM, Reply, paste_top_chunk
-from tests.helpers import KITEBASE_V1
+from tests.helpers import KITEBASE_V1, digest
 
 WHOLE_RUN = KITEBASE_V1
 LEFT_OUT = ("created_at", "ragrail_version", "latency_ms", "usage", "prompt", "trace", "stats")
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@pytest.fixture
-def project(cli, tmp_path: Path) -> Path:
-    dest = tmp_path / "kb"
-    assert cli("example", "kitebase", str(dest)).code == 0
-    return dest
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from ragrail.store.history import (
     check_for_run,
     record_run,
 )
-from tests.helpers import KITEBASE_V1
+from tests.helpers import KITEBASE_V1, asides
 
 OLD_CONFIG = '{"chunking": "x", "top_k": 3, "retriever": "standin", "answerer": "standin"}'
 
@@ -42,10 +42,6 @@ def old_history(path: Path, runs: int = 1) -> None:
         )
     db.commit()
     db.close()
-
-
-def asides(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir() if ".corrupt-" in p.name)
 
 
 def read_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -385,13 +381,6 @@ def test_ten_processes_opening_an_old_history_at_once_lose_nothing(tmp_path, run
 
 
 # ---------------------------------------------------------------- through the CLI
-
-
-@pytest.fixture
-def project(cli, tmp_path) -> Path:
-    dest = tmp_path / "kb"
-    assert cli("example", "kitebase", str(dest)).code == 0
-    return dest
 
 
 def warning_lines(err: str) -> list[str]:

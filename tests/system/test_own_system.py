@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.conftest import run_shell
+from tests.helpers import run_shell
 
 
 def test_from_an_empty_folder_to_a_red_check(cli, tmp_path):

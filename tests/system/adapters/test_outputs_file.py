@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from ragrail.errors import InputError
 from ragrail.golden import Case
 from ragrail.records.results import Sample
 from ragrail.system.adapters import OutputsFile, parse_output
+from tests.helpers import digest, one_error_line
 
 OUTPUTS_TOML = """name = "outputs bot"
 docs = "docs"
@@ -23,17 +23,6 @@ kind = "outputs"
 path = "outputs.jsonl"
 """
 CONTEXT = {"id": "faq#1", "source": "faq", "text": "some text", "score": 0.5}
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    assert lines[0].startswith("ragrail: error: ")
-    return lines[0]
 
 
 @pytest.fixture
