@@ -209,7 +209,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
         "the stages: golden set, system, scoring, judge, stores, logs, importers",
         (
             "ragrail.config",
-            "ragrail.project_files",
+            "ragrail.scaffold",
             "ragrail.golden",
             "ragrail.calls",
             "ragrail.system",

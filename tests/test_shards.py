@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from ragrail.errors import InputError
-from ragrail.project_files import InstallSource, workflow_text
+from ragrail.scaffold import InstallSource, workflow_text
 from ragrail.shard_golden import golden_fingerprint, shard_of
 from ragrail.shards import parse_shard
 

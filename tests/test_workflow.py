@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ragrail.project_files import InstallSource, copy_example, install_source_from, workflow_text
+from ragrail.scaffold import InstallSource, copy_example, install_source_from, workflow_text
 from tests.fake_llm import FakeLLM
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 import yaml
 
-from ragrail import project_files
-from ragrail.project_files import InstallSource
+from ragrail import scaffold
+from ragrail.scaffold import InstallSource
 
 REACHABLE = InstallSource("ragrail @ git+https://example.org/r.git@abc", "git", True)
 LOCAL = InstallSource("ragrail==0.1.0", "an editable install of a local folder", False)
@@ -21,7 +21,7 @@ def source(monkeypatch: pytest.MonkeyPatch):
     """Pin where `init` and `example` think ragrail came from."""
 
     def pin(value: InstallSource) -> None:
-        monkeypatch.setattr(project_files, "installed_source", lambda: value)
+        monkeypatch.setattr(scaffold, "installed_source", lambda: value)
 
     pin(REACHABLE)
     return pin

@@ -27,7 +27,7 @@ def example(name: str, dest: Path) -> int:
     DEST gets the documents, golden.json, baseline.json, ragrail.toml, a
     GitHub Actions workflow in .github/workflows/evals.yml and .ragrail/.gitignore.
     """
-    from ragrail.project_files import copy_example
+    from ragrail.scaffold import copy_example
 
     copy_example(name, dest)
     out = Out()
@@ -117,7 +117,7 @@ def init(folder: Path) -> int:
     .github/workflows/evals.yml and .ragrail/.gitignore. Refuses to overwrite any
     existing file.
     """
-    from ragrail.project_files import init_project
+    from ragrail.scaffold import init_project
 
     written = init_project(folder)
     out = Out()
