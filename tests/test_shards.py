@@ -28,13 +28,6 @@ def state(project: Path) -> dict[str, bytes]:
     return {str(p.relative_to(project)): p.read_bytes() for p in project.rglob("*") if p.is_file()}
 
 
-@pytest.fixture
-def project(cli, tmp_path: Path) -> Path:
-    dest = tmp_path / "kb"
-    assert cli("example", "kitebase", str(dest)).code == 0
-    return dest
-
-
 def shard_runs(cli, project: Path, n: int, *flags: str) -> list[Path]:
     paths = []
     for i in range(n):
