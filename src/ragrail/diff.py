@@ -131,6 +131,7 @@ def first_error(case: CaseResult) -> str:
 
 @functools.lru_cache(maxsize=1 << 12)  # a diff of 100,000 questions prints few distinct rates
 def pct(value: float | None) -> str:
+    """A rate to the whole percent (``reports.judged.pct_tenths`` keeps one decimal)."""
     return "-" if value is None else f"{round(value * 100)}%"
 
 

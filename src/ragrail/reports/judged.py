@@ -47,7 +47,7 @@ def judged_totals(run: RunResult) -> list[JudgedTotal]:
     return out
 
 
-def pct(value: float | None) -> str:
+def pct_tenths(value: float | None) -> str:
     """A rate to one decimal: a correction of a few points must show."""
     return "-" if value is None else f"{value * 100:.1f}%"
 
@@ -57,13 +57,14 @@ def interval(low: float | None, high: float | None, points: bool = False) -> str
         return "no interval (fewer than 2 labels)"
     if points:
         return f"[{low * 100:+.1f}, {high * 100:+.1f}] points"
-    return f"[{pct(low)}, {pct(high)}]"
+    return f"[{pct_tenths(low)}, {pct_tenths(high)}]"
 
 
 def corrected_text(c: Corrected) -> str:
     """``raw 90.0%, corrected 81.2% [70.0%, 92.4%], 30 human labels``."""
     labels = f"{c.n_labelled} human label{'' if c.n_labelled == 1 else 's'}"
-    return f"raw {pct(c.raw)}, corrected {pct(c.estimate)} {interval(c.low, c.high)}, {labels}"
+    raw, corrected = pct_tenths(c.raw), pct_tenths(c.estimate)
+    return f"raw {raw}, corrected {corrected} {interval(c.low, c.high)}, {labels}"
 
 
 def corrected_detail(c: Corrected) -> str:
@@ -92,7 +93,7 @@ def change_text(ch: CorrectedChange) -> str:
     )
     sign = " (the interval leaves out 0)" if ch.significant else ""
     return (
-        f"{ch.measure} (corrected): {pct(ch.baseline)} -> {pct(ch.now)}, "
+        f"{ch.measure} (corrected): {pct_tenths(ch.baseline)} -> {pct_tenths(ch.now)}, "
         f"{ch.difference * 100:+.1f} points {interval(ch.low, ch.high, points=True)}, {how}{sign}"
     )
 
@@ -119,8 +120,8 @@ def judge_html(run: RunResult, diff: Diff | None) -> str:
         c, label = total.corrected, escape(total.label)
         if c is not None:
             rows.append(
-                f"<tr class='corrected'><td>{label}</td><td class='num'>{pct(c.raw)}</td>"
-                f"<td class='num value'>{pct(c.estimate)}</td>"
+                f"<tr class='corrected'><td>{label}</td><td class='num'>{pct_tenths(c.raw)}</td>"
+                f"<td class='num value'>{pct_tenths(c.estimate)}</td>"
                 f"<td class='num'>{escape(interval(c.low, c.high))}</td>"
                 f"<td class='num'>{c.n_labelled}</td>"
                 f"<td class='muted'>{escape(corrected_detail(c))}</td></tr>"

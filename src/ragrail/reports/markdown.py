@@ -126,8 +126,8 @@ def _judge(run: RunResult, diff: Diff | None) -> list[str]:
         corrected_detail,
         interval,
         judged_totals,
+        pct_tenths,
     )
-    from ragrail.reports.judged import pct as pct1
 
     totals = judged_totals(run)
     if not totals:  # the judge gave no verdict to total (it failed, or nothing to judge)
@@ -144,7 +144,7 @@ def _judge(run: RunResult, diff: Diff | None) -> list[str]:
         c = total.corrected
         if c is not None:
             lines.append(
-                f"| {cell(total.label)} | {pct1(c.raw)} | {pct1(c.estimate)} "
+                f"| {cell(total.label)} | {pct_tenths(c.raw)} | {pct_tenths(c.estimate)} "
                 f"| {interval(c.low, c.high)} | {c.n_labelled} |"
             )
             details.append(f"- {cell(total.label)}: {cell(corrected_detail(c))}")
@@ -153,7 +153,7 @@ def _judge(run: RunResult, diff: Diff | None) -> list[str]:
         value = (
             "-"
             if raw is None or raw.value is None
-            else (pct1(raw.value) if total.as_pct else f"{raw.value:.2f}")
+            else (pct_tenths(raw.value) if total.as_pct else f"{raw.value:.2f}")
         )
         shown = (
             "-"
