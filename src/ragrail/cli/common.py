@@ -13,7 +13,6 @@ from ragrail.errors import InputError
 
 if TYPE_CHECKING:
     from ragrail.config import Project
-    from ragrail.records.results import RunResult
     from ragrail.store.history import History
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -106,29 +105,6 @@ def open_history(config: Path | None, example: str | None) -> History:
     if not path.exists():
         raise InputError(f"no run history at {path}: run `ragrail run` (or `ragrail demo`) first")
     return History(path)
-
-
-def results_file(ref: str) -> Path | None:
-    """The results file a RUN argument names (a ``.json`` path), None for a recorded run."""
-    return Path(ref) if Path(ref).suffix.lower() == ".json" else None
-
-
-def load_run_ref(ref: str, project: Project) -> RunResult:
-    """A run from a results file (a path that exists) or from the history (id, latest, -N)."""
-    from ragrail.records.results import load_run
-    from ragrail.store.history import History
-
-    path = Path(ref)
-    if path.suffix == ".json" and path.is_file():
-        return load_run(path, "results")
-    store_path = project.state_dir / "history.sqlite"
-    if not store_path.exists():
-        raise InputError(f"{ref}: not a results file, and no run history at {store_path}")
-    store = History(store_path)
-    try:
-        return store.load(ref)
-    finally:
-        store.close()
 
 
 def colour(text: str) -> str:
