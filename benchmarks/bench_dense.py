@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragrail.config import example_dir
+from ragrail.project import example_dir
 
 NOTE = re.compile(
     r"(\d+) chunks: (\d+) encoded, (\d+) from the cache; (\d+) questions: (\d+) encoded"

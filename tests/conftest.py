@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from ragrail.cli import main
-from ragrail.config import example_dir
+from ragrail.project import example_dir
 from tests.helpers import CliResult
 
 

@@ -208,7 +208,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     (
         "the stages: golden set, system, scoring, judge, stores, logs, importers",
         (
-            "ragrail.config",
+            "ragrail.project",
             "ragrail.scaffold",
             "ragrail.golden",
             "ragrail.calls",

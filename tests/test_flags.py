@@ -11,9 +11,9 @@ import pytest
 
 from ragrail.cli.run import run
 from ragrail.cli.run_options import RunOptions
-from ragrail.config import ProjectConfig
 from ragrail.errors import InputError
 from ragrail.flags import COMMAND, OVERRIDES, RUN_FLAGS, Overrides, check_keywords
+from ragrail.project import ProjectConfig
 
 
 def test_every_override_is_one_row_and_every_row_goes_somewhere():

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from ragrail.cli import main
-from ragrail.config import example_dir
 from ragrail.errors import InputError
 from ragrail.outputs import guard_outputs
+from ragrail.project import example_dir
 from tests.helpers import tree_state
 
 OUT = "{out}"
@@ -194,7 +194,7 @@ def test_a_baseline_asked_to_be_replaced_is_let_through(tmp_path: Path) -> None:
 
     root = tmp_path / "p"
     shutil.copytree(example_dir("kitebase"), root)
-    from ragrail.config import load_config
+    from ragrail.project import load_config
 
     project = load_config(root / "ragrail.toml")
     check_run_outputs(project, [], project.baseline, save_baseline=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ragrail.app import load_project
-from ragrail.config import example_dir
 from ragrail.errors import InputError
+from ragrail.project import example_dir
 from ragrail.settings import (
     Overrides,
     answerer_spec,

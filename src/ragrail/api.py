@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from ragrail.errors import InputError
 
 if TYPE_CHECKING:
-    from ragrail.config import Project
     from ragrail.diff import Diff
+    from ragrail.project import Project
     from ragrail.records.case import Case, GoldenSet
     from ragrail.records.results import RunResult
     from ragrail.store.baseline import Baseline
@@ -157,7 +157,7 @@ def _path(value: object, name: str) -> Path:
 def _project(system: object, config: object) -> tuple[Project, object]:
     """The project whose settings apply, and the user's own system (None: the project's)."""
     from ragrail import app
-    from ragrail.config import Project
+    from ragrail.project import Project
 
     as_project = _as_project_file(system)
     if isinstance(system, Project) or as_project is not None:

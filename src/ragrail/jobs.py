@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ragrail.calls.layer import ProgressFn
-    from ragrail.config import Project
     from ragrail.judge import JudgePlan
+    from ragrail.project import Project
     from ragrail.records.case import GoldenSet
     from ragrail.records.results import RunResult
     from ragrail.settings import Overrides, ResolvedSettings

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ragrail.errors import InputError
 
 if TYPE_CHECKING:
-    from ragrail.config import Project
+    from ragrail.project import Project
 
 STDOUT = "-"
 # The state ragrail keeps in .ragrail/: none of it may be replaced by an output. The reply
@@ -138,7 +138,7 @@ def _is_our_stream(path: Path) -> bool:
 def _current_folder_project(project: Project | None) -> Project | None:
     """The project of the current folder when the command names another one (``--example``,
     ``--config elsewhere``): its files are on the line too."""
-    from ragrail.config import CONFIG_NAME, load_config
+    from ragrail.project import CONFIG_NAME, load_config
 
     here = Path.cwd() / CONFIG_NAME
     if not here.is_file():

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from ragrail.config import Project
     from ragrail.diff import Change, Diff
+    from ragrail.project import Project
     from ragrail.records.case import GoldenSet
     from ragrail.records.results import CaseResult, RunResult
 

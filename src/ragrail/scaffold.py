@@ -191,8 +191,8 @@ def init_project(folder: Path, source: InstallSource | None = None) -> list[Path
 def copy_example(name: str, dest: Path, source: InstallSource | None = None) -> list[Path]:
     """Copy the bundled example ``name`` into ``dest`` (new or empty), with the workflow
     and ``.ragrail/.gitignore``. Returns the files and folders at the top of ``dest``."""
-    from ragrail.config import example_dir
     from ragrail.fileio import atomic_write_text
+    from ragrail.project import example_dir
 
     example = example_dir(name)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):

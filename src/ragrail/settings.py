@@ -18,8 +18,8 @@ from ragrail.flags import FLAGS, Overrides
 
 if TYPE_CHECKING:
     from ragrail.backends.choice import Backend
-    from ragrail.config import Project, SystemConfig
     from ragrail.judge import JudgeConfig
+    from ragrail.project import Project, SystemConfig
     from ragrail.scoring.case import ScoringOptions
     from ragrail.system.answerers import AnswererSpec
     from ragrail.system.pipeline import PipelineSettings

@@ -30,8 +30,8 @@ from ragrail.errors import InputError
 from ragrail.shard_golden import ShardInfo, ShardRun, golden_fingerprint, shard_of
 
 if TYPE_CHECKING:
-    from ragrail.config import Project
     from ragrail.jobs import Prepared
+    from ragrail.project import Project
     from ragrail.records.case import GoldenSet
     from ragrail.records.results import RunResult, Usage
     from ragrail.scoring.case import ScoringOptions

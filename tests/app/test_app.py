@@ -8,9 +8,9 @@ import shutil
 import pytest
 
 from ragrail import app
-from ragrail.config import example_dir
 from ragrail.errors import EXIT_OK, EXIT_REGRESSION, EXIT_SYSTEM, InputError, SystemFailure
 from ragrail.golden import load_golden
+from ragrail.project import example_dir
 
 KITEBASE = example_dir("kitebase")
 

@@ -16,8 +16,8 @@ from ragrail.calls.cache import ResponseCache
 from ragrail.calls.layer import CallLayer, CallRequest, CallSettings, correction
 from ragrail.calls.limiter import RateLimiter, TokenBucket, estimate_tokens, min_duration
 from ragrail.calls.providers import make_provider
-from ragrail.config import load_config
 from ragrail.errors import InputError
+from ragrail.project import load_config
 from ragrail.settings import Overrides, answerer_spec, judge_config
 from tests.fake_llm import FakeLLM, Received, Reply, paste_top_chunk
 

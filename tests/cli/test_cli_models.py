@@ -559,7 +559,7 @@ def test_a_check_that_raises_on_a_rerun_answer_is_that_reruns_error(cli, tmp_pat
     check's error; the run is not a crash (exit 3 with an internal-error report)."""
     import shutil
 
-    from ragrail.config import example_dir
+    from ragrail.project import example_dir
 
     project = tmp_path / "p"
     shutil.copytree(example_dir("kitebase"), project)

@@ -205,9 +205,9 @@ LOG_ROW = '{"id": "c%d", "timestamp": 1704067200, "version": "v%d", "question": 
 
 def ingested(p: Path) -> None:
     """A project whose .ragrail/logs.sqlite holds two versions' conversations."""
-    from ragrail.config import LogsConfig
     from ragrail.online.ingest import ingest
     from ragrail.online.store import LogStore, log_path
+    from ragrail.project import LogsConfig
 
     log = p / "log.jsonl"
     log.write_text("".join(LOG_ROW % (i, i % 2, i) for i in range(6)), encoding="utf-8")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ragrail.config import example_dir
+from ragrail.project import example_dir
 from tests.helpers import CliResult, tree_state
 from tests.hostile.cases import CASES, Hostile
 

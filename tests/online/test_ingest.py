@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from ragrail.config import LogsConfig
 from ragrail.errors import InputError
 from ragrail.online import ingest as ingest_module
 from ragrail.online.ingest import check_inputs, ingest
 from ragrail.online.redact import user_key
 from ragrail.online.store import LogStore
+from ragrail.project import LogsConfig
 
 
 def row(i: int, **extra: Any) -> dict[str, Any]:
@@ -402,7 +402,7 @@ def test_integers_past_64_bits_are_read_as_written(tmp_path: Path) -> None:
 _KILLED_PARENT = """
 import multiprocessing, sys
 from concurrent.futures import ProcessPoolExecutor
-from ragrail.config import LogsConfig
+from ragrail.project import LogsConfig
 from ragrail.online import ingest
 
 def pid():
@@ -564,9 +564,9 @@ def test_a_key_given_twice_is_a_bad_row_as_in_every_json_ragrail_reads(tmp_path)
     """One JSON rule: a log row naming a key twice is refused, as a golden set or results
     file would be, whatever the spacing, nesting or text around it; a row whose text merely
     holds a quoted colon is read as it is."""
-    from ragrail.config import LogsConfig
     from ragrail.online.mapping import RowMapper
     from ragrail.online.rows import BadRow, jsonl_row
+    from ragrail.project import LogsConfig
 
     mapper = RowMapper(LogsConfig())
     base = '"timestamp": 1704067200, "question": "q", "answer": "a"'

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ragrail.config import SystemConfig
+from ragrail.project import SystemConfig
 from ragrail.records.results import RunResult, Trace, load_run
 from ragrail.system.adapters import HttpSystem, OutputsFile, parse_output
 from tests.helpers import KITEBASE_V1

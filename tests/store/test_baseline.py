@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ragrail.config import example_dir
 from ragrail.diff import compare
 from ragrail.errors import InputError, SystemFailure
+from ragrail.project import example_dir
 from ragrail.records.results import load_run
 from ragrail.store.baseline import (
     Baseline,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ragrail.config import example_dir
 from ragrail.errors import InputError
 from ragrail.jsonio import parse_json
+from ragrail.project import example_dir
 from ragrail.store.baseline import load_baseline, parse_baseline
 from ragrail.store.baseline.read import read_baseline_text
 from tests.helpers import KITEBASE_V1

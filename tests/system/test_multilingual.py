@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ragrail.config import example_dir, load_config
 from ragrail.golden import lint_golden, load_golden
+from ragrail.project import example_dir, load_config
 from ragrail.system.corpus import load_documents, make_chunks
 from ragrail.system.retrieval import make_retriever
 

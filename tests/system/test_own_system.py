@@ -555,8 +555,8 @@ def test_an_invalid_url_is_a_config_error_naming_system_url(cli, tmp_path, url, 
 
 
 def test_url_problem_accepts_real_urls_and_http_system_checks_too():
-    from ragrail.config import SystemConfig
     from ragrail.errors import InputError
+    from ragrail.project import SystemConfig
     from ragrail.system.adapters import HttpSystem, url_problem
 
     for url in ("http://127.0.0.1:8000/ask", "https://rag.example.com/v1/ask?x=1", "HTTP://h"):

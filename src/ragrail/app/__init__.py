@@ -44,9 +44,9 @@ from ragrail.settings import (
 )
 
 if TYPE_CHECKING:
-    from ragrail.config import Project
     from ragrail.diff import Diff
     from ragrail.judge import JudgeConfig
+    from ragrail.project import Project
     from ragrail.records.case import GoldenSet
     from ragrail.records.results import Corrected, RunResult
     from ragrail.store.baseline import Baseline
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 def load_project(config: Path | None = None, example: str | None = None) -> Project:
     """The project file ``config``, a bundled ``example``, or ./ragrail.toml."""
-    from ragrail.config import CONFIG_NAME, example_dir, load_config
+    from ragrail.project import CONFIG_NAME, example_dir, load_config
 
     if example is not None and config is not None:
         raise InputError("--example and --config contradict each other")
@@ -76,14 +76,14 @@ def load_project(config: Path | None = None, example: str | None = None) -> Proj
 def default_project(root: Path | None = None) -> Project:
     """A project with every default, rooted at ``root`` (default: here): for a golden set
     evaluated without a project file."""
-    from ragrail.config import Project, ProjectConfig
+    from ragrail.project import Project, ProjectConfig
 
     return Project(root=root or Path.cwd(), config=ProjectConfig())
 
 
 def is_bundled(project: Project) -> bool:
     """Whether the project is a bundled example (read-only, inside the package)."""
-    from ragrail.config import EXAMPLES_DIR
+    from ragrail.project import EXAMPLES_DIR
 
     return project.root.resolve().is_relative_to(EXAMPLES_DIR.resolve())
 

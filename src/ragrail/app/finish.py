@@ -31,8 +31,8 @@ from ragrail.errors import EXIT_OK, EXIT_SYSTEM
 
 if TYPE_CHECKING:
     from ragrail.app import Evaluation
-    from ragrail.config import Project
     from ragrail.diff import Diff
+    from ragrail.project import Project
     from ragrail.records.results import RunResult
     from ragrail.shards import ShardInfo
 

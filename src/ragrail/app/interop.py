@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from ragrail.errors import InputError, SystemFailure
 
 if TYPE_CHECKING:
-    from ragrail.config import Project
     from ragrail.interop.common import ImportResult
     from ragrail.interop.rows import RawImport
+    from ragrail.project import Project
     from ragrail.records.case import Case
     from ragrail.records.results import RunResult
 
@@ -120,7 +120,7 @@ def _mapping(fmt: str, pairs: Sequence[str]) -> dict[str, str]:
 
 def _docs_folder(docs: Path | None, config: Path | None) -> Path:
     """--docs, else the project's docs folder, else ./docs."""
-    from ragrail.config import CONFIG_NAME
+    from ragrail.project import CONFIG_NAME
 
     if docs is not None:
         if not docs.is_dir():
@@ -152,9 +152,9 @@ def _check_targets(
     written, would replace the imported file or anything the project reads or keeps (its
     golden set and outputs file excepted: making those is what an import is for), lands in
     the docs folder or is given twice, and a golden set in a format ragrail does not read."""
-    from ragrail.config import CONFIG_NAME
     from ragrail.golden import GOLDEN_SUFFIXES
     from ragrail.outputs import guard_outputs, real
+    from ragrail.project import CONFIG_NAME
 
     project = None
     if config is not None or (Path.cwd() / CONFIG_NAME).is_file():
@@ -328,7 +328,7 @@ def _emit(path: Path | None, text: str, what: str, stdout: Stdout) -> None:
 
 
 def _project(config: Path | None, example: str | None) -> Project | None:
-    from ragrail.config import CONFIG_NAME
+    from ragrail.project import CONFIG_NAME
 
     if config is not None or example is not None or (Path.cwd() / CONFIG_NAME).is_file():
         from ragrail.app import load_project

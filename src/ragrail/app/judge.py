@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from ragrail.errors import InputError
 
 if TYPE_CHECKING:
-    from ragrail.config import Project
     from ragrail.flags import Overrides
     from ragrail.judge import Judge, PairwiseResult, Validation
+    from ragrail.project import Project
     from ragrail.records.results import RunResult
 
 

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from ragrail.errors import InputError
 
 if TYPE_CHECKING:
-    from ragrail.config import LogsConfig, Project
     from ragrail.online.ab import ABResult
     from ragrail.online.ingest import IngestReport
     from ragrail.online.ingest import Progress as IngestProgress
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from ragrail.online.score import ScoreReport
     from ragrail.online.signals import PeriodSignals
     from ragrail.online.store import LogStore
+    from ragrail.project import LogsConfig, Project
     from ragrail.reports.online import Flagged
 
 #: ``progress(total_bytes)``: a context manager yielding ingest's per-batch callback
@@ -44,7 +44,7 @@ def logs_project(config: Path | None = None, example: str | None = None) -> Proj
     folder (logs can be studied before any golden set exists). The same rule for
     ``logs ingest``, ``logs score``, ``online`` and ``sample``, so they find one database."""
     from ragrail.app import default_project, load_project
-    from ragrail.config import CONFIG_NAME
+    from ragrail.project import CONFIG_NAME
 
     if config is None and example is None and not (Path.cwd() / CONFIG_NAME).is_file():
         return default_project()

@@ -23,7 +23,7 @@ from ragrail.errors import InputError
 
 if TYPE_CHECKING:
     from ragrail.backends import Backend
-    from ragrail.config import Project
+    from ragrail.project import Project
     from ragrail.records.case import GoldenSet
     from ragrail.scoring.case import ScoringOptions
     from ragrail.sweep import SweepRow

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from ragrail.errors import InputError
 
 if TYPE_CHECKING:
-    from ragrail.config import Project
     from ragrail.flags import Overrides
+    from ragrail.project import Project
 
 BACKENDS = ("local", "ray")
 RAY_EXTRA = "pip install 'ragrail[ray]'"

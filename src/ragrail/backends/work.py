@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 
     from ragrail.calls.layer import UsageTotals
     from ragrail.calls.prices import Price
-    from ragrail.config import SystemConfig
     from ragrail.judge.config import JudgeConfig, Prompts
     from ragrail.online.record import Conversation
+    from ragrail.project import SystemConfig
     from ragrail.records.case import Case
     from ragrail.records.results import CaseResult, RunConfig, Trace
     from ragrail.scoring.case import ScoringOptions

@@ -24,7 +24,7 @@ def cache() -> None:
 
 def cache_path(config: Path | None) -> Path:
     """The project's cache (or this folder's, when there is no project)."""
-    from ragrail.config import CONFIG_NAME, load_config
+    from ragrail.project import CONFIG_NAME, load_config
 
     if config is not None or (Path.cwd() / CONFIG_NAME).is_file():
         return load_config(config or Path.cwd() / CONFIG_NAME).state_dir / "cache.sqlite"

@@ -12,7 +12,7 @@ import click
 from ragrail.errors import InputError
 
 if TYPE_CHECKING:
-    from ragrail.config import Project
+    from ragrail.project import Project
     from ragrail.store.history import History
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -73,7 +73,7 @@ def load_project(config: Path | None, example: str | None) -> Project:
 
 def project_or_none(config: Path | None, example: str | None) -> Project | None:
     """The project a command names or finds in this folder; None when there is none."""
-    from ragrail.config import CONFIG_NAME
+    from ragrail.project import CONFIG_NAME
 
     if config is None and example is None and not (Path.cwd() / CONFIG_NAME).is_file():
         return None
@@ -95,7 +95,7 @@ def check_outputs(
 
 def open_history(config: Path | None, example: str | None) -> History:
     """The run history of the project (or of this folder when there is no project)."""
-    from ragrail.config import CONFIG_NAME
+    from ragrail.project import CONFIG_NAME
     from ragrail.store.history import History
 
     if config is None and example is None and not (Path.cwd() / CONFIG_NAME).is_file():

@@ -12,8 +12,8 @@ from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK, EXIT_REGRESSION, InputError
 
 if TYPE_CHECKING:
-    from ragrail.config import Project
     from ragrail.online.record import Conversation
+    from ragrail.project import Project
 
 
 @click.command(context_settings=CONTEXT)

@@ -15,7 +15,7 @@ from ragrail.errors import EXIT_OK, EXIT_SYSTEM, InputError
 if TYPE_CHECKING:
     from ragrail.app import Evaluation
     from ragrail.app.finish import Finished
-    from ragrail.config import Project
+    from ragrail.project import Project
     from ragrail.shards import ShardInfo
 
 

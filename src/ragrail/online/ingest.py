@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from ragrail.config import LogsConfig
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import special_kind
 from ragrail.online.mapping import BadField, RowMapper
 from ragrail.online.record import Conversation
 from ragrail.online.rows import BadRow, jsonl_row
 from ragrail.online.store import LogStore
+from ragrail.project import LogsConfig
 
 BATCH = 5000  # rows per transaction: few commits, and a batch is a few MB at most
 SHOWN_BAD = 10  # bad rows kept (file, line, field, reason) for the summary

@@ -11,10 +11,10 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from ragrail.config import LogsConfig
 from ragrail.online.record import Context, Conversation, Turn
 from ragrail.online.redact import make_redactor, user_key
 from ragrail.online.store import MAX_AT, MIN_AT, encode_context, encode_turns
+from ragrail.project import LogsConfig
 
 MISSING: Any = object()
 UNVERSIONED = "unknown"  # the version of a row that logs none

@@ -15,7 +15,7 @@ from ragrail.records.results import Trace
 from ragrail.system.adapters.records import OutputRecord, parse_output, record_to_trace
 
 if TYPE_CHECKING:
-    from ragrail.config import SystemConfig
+    from ragrail.project import SystemConfig
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
