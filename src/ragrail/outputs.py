@@ -302,9 +302,8 @@ def check_log_database(db: Path, project: Project | None) -> None:
     for owner in (here, project):
         if owner is not None:
             protected.update(project_inputs(owner))
-    for owned in (state / "logs.sqlite",):
-        if target in ingested(owned, [target]):
-            protected[target] = "an ingested log export"
+    if target in ingested(state / "logs.sqlite", [target]):
+        protected[target] = "an ingested log export"
     clash = protected.get(target)
     if clash is not None:
         raise InputError(f"--db names {clash}, not a ragrail log database", str(db))
