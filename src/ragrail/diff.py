@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ragrail.judge.correct import CorrectedChange
     from ragrail.store.baseline import Baseline, BaselineCase
 
-Kind = Literal["fixed", "WORSE", "ERROR"]
+Kind = Literal["fixed", "WORSE", "ERROR", "lower"]
 # What a run is compared with: a whole saved run, or a compact baseline (ragrail.store.baseline);
 # of a baseline's cases compare reads only the verdicts both kinds have.
 BaselineRun: TypeAlias = "RunResult | Baseline"
@@ -35,7 +35,7 @@ BaselineCaseLike: TypeAlias = "CaseResult | BaselineCase"
 class Change:
     case_id: str
     kind: Kind
-    aspect: Literal["retrieval", "answer", "error"]
+    aspect: Literal["retrieval", "answer", "error", "score"]
     detail: str
 
     def line(self) -> str:
@@ -66,6 +66,12 @@ class Diff:
     @property
     def fixed(self) -> list[Change]:
         return [c for c in self.changes if c.kind == "fixed"]
+
+    @property
+    def lower(self) -> list[Change]:
+        """``lower`` lines: a graded score (correctness, faithfulness) of a question that
+        dropped while none of its checks newly failed; shown, never a regression."""
+        return [c for c in self.changes if c.kind == "lower"]
 
     @property
     def errors(self) -> list[Change]:
@@ -111,6 +117,18 @@ def error_phrases(n_errored: int, n_baseline_passing: int = 0, n_judge: int = 0)
     if n_judge:
         parts.append(f"the judge failed on {_n(n_judge, 'question')}")
     return parts
+
+
+def flips_text(flips: McNemar) -> str:
+    """The answer-flip test as one phrase that says what it counts: ``answer verdicts
+    that flipped: 1 fail -> pass, 3 pass -> fail (McNemar exact test p=0.62, not
+    significant)``. It counts whole-answer verdicts only; a WORSE line for a lost check
+    of an answer that already failed is not a flip."""
+    verdict = "significant" if flips.significant else "not significant"
+    return (
+        f"answer verdicts that flipped: {flips.better} fail -> pass, {flips.worse} pass -> fail "
+        f"(McNemar exact test p={_p(flips.p_value)}, {verdict})"
+    )
 
 
 def run_summary(run: RunResult) -> str:
@@ -218,6 +236,129 @@ def _answer_change(old: BaselineCaseLike, new: CaseResult) -> Change | None:
     return None
 
 
+def _held(case: BaselineCaseLike) -> dict[str, int] | None:
+    """The checks a baseline question held, by name, in how many of its answers; None
+    for a baseline file from before they were kept (version 2)."""
+    if isinstance(case, CaseResult):
+        return case.held_checks() if case.judge is not None else case.checks
+    return case.checks
+
+
+def _missed(case: BaselineCaseLike) -> list[str] | None:
+    """The labels of the facts retrieval missed; None when a baseline does not say."""
+    if isinstance(case, CaseResult):
+        if len(case.facts_retrieved) == len(case.facts):
+            return []
+        found = set(case.facts_retrieved)
+        return [str(f) for f in case.facts if f not in found]
+    return case.missed
+
+
+def _lost(old_passes: int, old_runs: int, new_passes: int, new_runs: int) -> float | None:
+    """Whether a check that held got lost: None when not, else the p-value that says it
+    (1.0 for a single answer each side). With repeats, as for a question's answers
+    (:func:`_answer_change`): a one-sided Fisher test at 0.05, or it always held
+    before and never holds now."""
+    if old_runs == 1 and new_runs == 1:
+        return 1.0 if old_passes == 1 and new_passes == 0 else None
+    if new_passes * old_runs >= old_passes * new_runs:
+        return None
+    p = fisher_one_sided(old_passes, old_runs, new_passes, new_runs)
+    if p < SIGNIFICANCE or (old_passes == old_runs and new_passes == 0):
+        return p
+    return None
+
+
+def _check_phrase(name: str, p: float | None) -> str:
+    """What a lost check says: ``fact "npm ci" no longer in the answer``."""
+    from ragrail.records.results import BEHAVIOUR, CHECK, CITATION, CLAIMS, FACT, JUDGE
+
+    if name.startswith(FACT):
+        text = f'fact "{name[len(FACT) :]}" no longer in the answer'
+    elif name == CITATION:
+        text = "citation no longer valid"
+    elif name == BEHAVIOUR:
+        text = "no longer behaves as expected"
+    elif name == CLAIMS:
+        text = "claims no longer all supported by the contexts"
+    elif name.startswith(CHECK):
+        text = f"check '{name[len(CHECK) :]}' no longer passes"
+    elif name.startswith(JUDGE):
+        text = f"judge criterion '{name[len(JUDGE) :]}' no longer passes"
+    else:
+        text = f"{name} no longer holds"
+    return text if p is None or p == 1.0 else f"{text} (Fisher exact p={_p(p)})"
+
+
+def _p(p: float) -> str:
+    """A p-value as it is printed: two decimals, three below 0.01, never ``0.00``."""
+    return f"{p:.2f}" if p >= 0.01 else f"{p:.3f}" if p >= 0.001 else "<0.001"
+
+
+def _check_changes(
+    old: BaselineCaseLike, new: CaseResult, old_runs: int, new_runs: int
+) -> Change | None:
+    """WORSE when a check the question held in the baseline fails now (see
+    :func:`_lost`), one line naming every lost check; None when none was lost or the
+    baseline does not keep its checks. Judge criteria count once per question."""
+    from ragrail.records.results import JUDGE
+
+    before = _held(old)
+    after = new.held_checks() if new.judge is not None else new.checks
+    if not before or before == after:
+        return None
+    lost = []
+    for name, passes in after.items():
+        was = before.get(name)
+        if was is None:
+            continue
+        runs = (1, 1) if name.startswith(JUDGE) else (old_runs, new_runs)
+        p = _lost(was, runs[0], passes, runs[1])
+        if p is not None:
+            lost.append(_check_phrase(name, p))
+    if not lost:
+        return None
+    return Change(new.id, "WORSE", "answer", "; ".join(lost))
+
+
+def _facts_lost(old: BaselineCaseLike, new: CaseResult) -> Change | None:
+    """WORSE when a fact retrieval found in the baseline is missed now though the recall
+    did not drop (another fact came back in its place)."""
+    before, after = _missed(old), _missed(new)
+    if before is None or after is None or after == before:
+        return None
+    labels = {str(f) for f in new.facts}
+    lost = [f for f in after if f not in before and f in labels]
+    if not lost:
+        return None
+    text = "; ".join(f'fact "{f}" no longer retrieved' for f in dict.fromkeys(lost))
+    return Change(new.id, "WORSE", "retrieval", text)
+
+
+# The graded scores a "lower" line shows, as a baseline keeps them.
+GRADED = ("correctness", "faithfulness")
+
+
+def _graded_drop(old: BaselineCaseLike, new: CaseResult) -> Change | None:
+    """A ``lower`` line when correctness or faithfulness dropped (six digits)."""
+    parts = []
+    for name in GRADED:
+        was = _metric(old, name)
+        now = getattr(new, name)
+        if was is not None and now is not None and _rounded(now) < was:
+            parts.append(f"{name} {pct(was)} -> {pct(now)}")
+    if not parts:
+        return None
+    return Change(new.id, "lower", "score", ", ".join(parts))
+
+
+def _metric(case: BaselineCaseLike, name: str) -> float | None:
+    if isinstance(case, CaseResult):
+        value = getattr(case, name)
+        return None if value is None else _rounded(value)
+    return case.metrics.get(name)
+
+
 def _error_change(old: BaselineCaseLike, new: CaseResult, answers_compared: bool) -> Change | None:
     """ERROR when a question that passed in the baseline (retrieval hit, or its answer
     when answers are compared) errors now."""
@@ -276,7 +417,7 @@ def compare(run: RunResult, baseline: BaselineRun) -> Diff:
 def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
     """Fill ``diff``'s lists of questions and lines, and its answer flip test."""
     run, same_answerer = diff.run, diff.answers_compared
-    lines: dict[Kind, list[Change]] = {"fixed": [], "WORSE": [], "ERROR": []}
+    lines: dict[Kind, list[Change]] = {"fixed": [], "lower": [], "WORSE": [], "ERROR": []}
     worse = better = 0  # questions answered in both whose verdict flipped
     for new in run.cases:
         errored = new.errored
@@ -288,13 +429,22 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
         if old is None:
             diff.new_cases.append(new.id)
             continue
+        retrieval = None
         if new.retrieval_recall != old.retrieval_recall:
-            _add(lines, _retrieval_change(old, new, errored))
+            retrieval = _add(lines, _retrieval_change(old, new, errored))
         if errored:
             _add(lines, _error_change(old, new, same_answerer))
+        elif retrieval is None or retrieval.kind != "WORSE":
+            _add(lines, _facts_lost(old, new))
         if same_answerer and new.answer_runs and old.answer_runs:
+            answer = None
             if new.answer_passes != old.answer_passes or new.answer_runs != old.answer_runs:
-                _add(lines, _answer_change(old, new))
+                answer = _add(lines, _answer_change(old, new))
+            if answer is None or answer.kind != "WORSE":
+                # the verdict did not newly fail: what it can still lose is a check
+                answer = _add(lines, _check_changes(old, new, old.answer_runs, new.answer_runs))
+            if answer is None:
+                _add(lines, _graded_drop(old, new))
             if old.answer_pass and not new.answer_pass:
                 worse += 1
             elif new.answer_pass and not old.answer_pass:
@@ -303,14 +453,15 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
     diff.removed_cases = [c.id for c in diff.baseline.cases if c.id not in run_ids]
     if same_answerer:
         diff.answer_flips = mcnemar_exact(worse, better)
-    # fixed lines first, then WORSE, then ERROR, each in golden-set order: the
-    # lines a reviewer must act on end up last, next to the exit status.
-    diff.changes = lines["fixed"] + lines["WORSE"] + lines["ERROR"]
+    # fixed lines first, then lower scores, then WORSE, then ERROR, each in golden-set
+    # order: the lines a reviewer must act on end up last, next to the exit status.
+    diff.changes = lines["fixed"] + lines["lower"] + lines["WORSE"] + lines["ERROR"]
 
 
-def _add(lines: dict[Kind, list[Change]], change: Change | None) -> None:
+def _add(lines: dict[Kind, list[Change]], change: Change | None) -> Change | None:
     if change is not None:
         lines[change.kind].append(change)
+    return change
 
 
 def answer_flip_test(

@@ -48,7 +48,7 @@ def test_the_bundled_kitebase_baseline_is_compact_and_under_8_kb():
     assert path.stat().st_size < 8 * 1024
     text = path.read_text(encoding="utf-8")
     data = json.loads(text)
-    assert (data["format"], data["version"]) == ("ragrail-baseline", 2)
+    assert (data["format"], data["version"]) == ("ragrail-baseline", 3)
     for word in LEFT_OUT:
         assert f'"{word}"' not in text, word
     assert data["totals"]["hit_rate"] == 0.909091 and data["totals"]["answers_passed"] == 8
@@ -322,7 +322,13 @@ EDITS = [
     ("config-missing", lambda d: d.pop("config") and None, "'config' is missing"),
     ("fingerprint-bad", lambda d: d["fingerprints"].update(golden="sha256:xyz"), "'fingerprints.golden'"),
     ("fingerprint-extra", lambda d: d["fingerprints"].update(outputs=None), "unknown field 'fingerprints.outputs'"),
-    ("version-future", lambda d: d.update(version=3), "version 3; this ragrail reads 2"),
+    ("version-future", lambda d: d.update(version=4), "version 4; this ragrail reads 2 and 3"),
+    ("checks-not-object", lambda d: d["cases"][0]["answer"].update(checks=[]), "'cases.0.answer.checks'"),
+    ("checks-over-runs", lambda d: d["cases"][0]["answer"]["checks"].update(citation=2), "'cases.0.answer.checks.citation'"),
+    ("checks-judge-over-one", lambda d: d["cases"][0]["answer"]["checks"].update({"judge: polite": 2}), "1 (a judge criterion)"),
+    ("checks-negative", lambda d: d["cases"][0]["answer"]["checks"].update(citation=-1), "greater than or equal to 0"),
+    ("missed-not-strings", lambda d: d["cases"][0]["retrieval"].update(missed=[1]), "'cases.0.retrieval.missed'"),
+    ("missed-absent-v3", lambda d: d["cases"][0]["retrieval"].pop("missed"), "'cases.0.retrieval.missed' (case"),
     ("version-true", lambda d: d.update(version=True), "version true"),
     ("format-other", lambda d: d.update(format="promptfoo"), 'format "promptfoo"'),
     ("unknown-top-field", lambda d: d.update(created_at="today"), "unknown field 'created_at'"),

@@ -46,6 +46,19 @@ BASELINE_FORMAT = "ragrail-baseline"  # the compact baseline (ragrail.store.base
 _Model = Model  # the base of every result type (ragrail.records.base)
 Expect = Literal["answer", "abstain", "refuse", "escalate"]  # see ragrail.scoring.behaviour
 
+# How the checks an answer faces are named in ``CaseResult.checks`` and the baseline
+# (``ragrail.scoring.case.answer_checks``): the expected behaviour, each fact the answer
+# must hold, its citation, every claim supported by the contexts, each code check, and
+# each judge criterion. A name with a prefix ends with the fact's label, the check's
+# label or the criterion's name.
+BEHAVIOUR = "behaviour"
+CITATION = "citation"
+CLAIMS = "claims supported"
+FACT = "fact: "
+CHECK = "check: "
+JUDGE = "judge: "
+CHECK_NAMES = (BEHAVIOUR, CITATION, CLAIMS, FACT, CHECK, JUDGE)
+
 
 class CaseResult(_Model):
     id: str
@@ -73,6 +86,8 @@ class CaseResult(_Model):
     claims: list[Claim] = Field(default_factory=list)
     articles: ArticleScores | None = None
     check_problems: list[str] = Field(default_factory=list)
+    # each check the answers faced (see CHECK_NAMES): in how many of answer_runs it held
+    checks: dict[str, Count] = Field(default_factory=dict)
     missed_facts: list[MissedFact] = Field(default_factory=list)
     cause: str | None = None
     cause_detail: str | None = None
@@ -102,6 +117,17 @@ class CaseResult(_Model):
     def flaky(self) -> bool:
         """Some repeats pass and some fail."""
         return 0 < self.answer_passes < self.answer_runs
+
+    def held_checks(self) -> dict[str, int]:
+        """:attr:`checks`, and each judge criterion with a verdict as ``judge: <name>``:
+        1 when the judge's majority verdict passed, else 0 (counted once, whatever the
+        number of answers)."""
+        held = dict(self.checks)
+        if self.judge is not None:
+            for c in self.judge.criteria:
+                if c.passed is not None:
+                    held[JUDGE + c.name] = int(c.passed)
+        return held
 
 
 class RunConfig(_Model):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragrail.diff import Diff, first_error, pct, run_summary
+from ragrail.diff import Diff, first_error, flips_text, pct, run_summary
 from ragrail.records.results import CaseResult, RunResult, Stat
 from ragrail.scoring.answers import citation_key, citations
 from ragrail.store.history import RunRow
@@ -29,6 +29,7 @@ th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .pass { color: var(--pass); font-weight: 600; } .fail, .error, .worse { color: var(--fail); font-weight: 600; }
 .fixed { color: var(--pass); }
+.lower { color: var(--muted); }
 .filters { display: flex; gap: 16px; align-items: center; flex-wrap: wrap; margin: 8px 0;
            padding: 8px; background: #f9fafb; border: 1px solid var(--line); border-radius: 6px; }
 details.case { border-bottom: 1px solid var(--line); }
@@ -171,10 +172,10 @@ def _diff(diff: Diff | None) -> str:
         out.append(f"<li>{escape(diff.answers_note)}</li>")
     if diff.answer_flips is not None and (diff.answer_flips.worse or diff.answer_flips.better):
         f = diff.answer_flips
-        out.append(f"<li>{f.better} fixed, {f.worse} broken: McNemar exact p={f.p_value:.2f}</li>")
+        out.append(f"<li>{escape(flips_text(f))}</li>")
     out.append("</ul><ul id='changes'>")
     for change in diff.changes:
-        cls = {"WORSE": "worse", "ERROR": "error", "fixed": "fixed"}[change.kind]
+        cls = {"WORSE": "worse", "ERROR": "error", "fixed": "fixed", "lower": "lower"}[change.kind]
         out.append(f"<li class='{cls}'>{escape(change.line())}</li>")
     out.append("</ul>")
     summary = diff.summary()

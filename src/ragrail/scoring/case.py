@@ -13,7 +13,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragrail.records.case import Case
-from ragrail.records.results import ArticleScores, CaseResult, Claim, Trace
+from ragrail.records.results import (
+    BEHAVIOUR,
+    CHECK,
+    CITATION,
+    CLAIMS,
+    FACT,
+    ArticleScores,
+    CaseResult,
+    Claim,
+    Trace,
+)
 from ragrail.scoring import context as ctx
 from ragrail.scoring import ranking
 from ragrail.scoring import retrieval as rs
@@ -66,6 +76,22 @@ def answer_problems(
 
     The reply must behave as the case expects (:mod:`ragrail.scoring.behaviour`); a case
     expecting an answer must also hold its facts and cite its sources (``check_answer``)."""
+    problems, check_problems, _ = answer_checks(case, answer, given, options, missing, escalated)
+    return problems, check_problems
+
+
+def answer_checks(
+    case: Case,
+    answer: str,
+    given: dict[str, str],
+    options: ScoringOptions,
+    missing: Sequence[str] | None = None,
+    escalated: bool | None = None,
+) -> tuple[list[str], list[str], dict[str, bool]]:
+    """:func:`answer_problems`, and whether each check the answer faced held, by name
+    (:data:`ragrail.records.results.CHECK_NAMES` says how checks are named): the
+    expected behaviour, each fact, the citation, each code check. The diff compares
+    them one by one, so a question that already failed can still get worse."""
     expect = case.expected
     problems = behaviour_problems(
         expect,
@@ -76,14 +102,26 @@ def answer_problems(
         options.escalate_phrases,
         options.cache,
     )
+    held = {BEHAVIOUR: not problems}
     if expect == "answer":
-        problems += check_answer(
+        if missing is None:
+            missing = missing_facts(case.facts, answer, options.cache)
+        found = check_answer(
             case.facts, case.sources, answer, given, options.abstain_phrases, missing, options.cache
         )
-    check_problems = [
-        p for c in (*options.checks, *case.checks) for p in run_check(c, answer, case)
-    ]
-    return problems + check_problems, check_problems
+        problems += found
+        if case.sources:  # with no sources, check_answer asks for an abstention
+            lacking = {str(m) for m in missing}
+            for fact in case.facts:
+                held[FACT + str(fact)] = str(fact) not in lacking
+            # check_answer's problems are one per missing fact, then the citation's
+            held[CITATION] = len(found) == len(missing)
+    check_problems: list[str] = []
+    for c in (*options.checks, *case.checks):
+        failed = run_check(c, answer, case)
+        held[CHECK + c.label] = not failed
+        check_problems += failed
+    return problems + check_problems, check_problems, held
 
 
 def _check_failed(result: CaseResult, reason: str) -> CaseResult:
@@ -173,23 +211,31 @@ def score_case(case: Case, trace: Trace, options: ScoringOptions | None = None) 
     # the first answer and every repeat (trace.all_samples(), without building Samples)
     texts = [answer, *[s.answer or "" for s in samples]] if samples else [answer]
     outcomes = []
+    held: dict[str, int] = {}
     for i, text in enumerate(texts):
         try:
             # the first is the answer scored above, and the one the system's flag is about
             known, flag = (missing, trace.escalated) if i == 0 else (None, None)
-            problems, check_problems = answer_problems(case, text, given, options, known, flag)
+            problems, check_problems, checks = answer_checks(
+                case, text, given, options, known, flag
+            )
         except CheckError as exc:
             return _check_failed(CaseResult(**fields), str(exc))
         # a refusal or a hand-off states no facts to check against the documents
-        faithful = options.require_faithful and expect in ("answer", "abstain")
-        if faithful and not abstains(text, options.abstain_phrases, cache):
-            problems += [
+        if expect in ("answer", "abstain") and not abstains(text, options.abstain_phrases, cache):
+            unsupported = [
                 f'unsupported claim "{v.claim}"'
                 for v in check_claims(text, contexts, options.language, cache)
                 if not v.supported
             ]
+            checks[CLAIMS] = not unsupported
+            if options.require_faithful:
+                problems += unsupported
         outcomes.append((problems, check_problems))
+        for name, ok in checks.items():
+            held[name] = held.get(name, 0) + ok
     passes = sum(1 for problems, _ in outcomes if not problems)
+    fields["checks"] = held
     fields["answer_runs"] = len(outcomes)
     fields["answer_passes"] = passes
     fields["answer_pass"] = passes == len(outcomes)

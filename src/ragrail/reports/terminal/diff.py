@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ragrail.diff import Diff, error_phrases, pct
+from ragrail.diff import Diff, error_phrases, flips_text, pct
 from ragrail.text.guard import visible
 
 if TYPE_CHECKING:
@@ -42,10 +42,8 @@ def diff_text(diff: Diff, width: int | None = None) -> str:
         old, new = pct(b.answer_pass_rate), pct(r.answer_pass_rate)
         lines.append(f"  answers pass   {_with_errors(_moved(old, new), r.n_answer_errors)}")
         if diff.answer_flips is not None and (diff.answer_flips.worse or diff.answer_flips.better):
-            f = diff.answer_flips
-            verdict = "significant" if f.significant else "not significant"
-            flips = f"{f.better} fixed, {f.worse} broken: McNemar exact p={f.p_value:.2f}"
-            lines.extend(wrap(f"{' ' * 17}{flips}, {verdict}", w, subsequent=" " * 17))
+            flips = flips_text(diff.answer_flips)
+            lines.extend(wrap(f"{' ' * 17}{flips}", w, subsequent=" " * 17))
     if b.prompt_tokens_mean is not None and r.prompt_tokens_mean is not None:
         old_t, new_t = str(round(b.prompt_tokens_mean)), str(round(r.prompt_tokens_mean))
         lines.append(f"  prompt tokens  {_moved(old_t, new_t)}")

@@ -17,25 +17,33 @@ question a block of a few lines holding its id, so a diff names the question
 that changed. Older baselines (a whole saved run, ``schema_version`` 1) still
 load, into the same structure.
 
-Format (version 2)::
+Format (version 3)::
 
     {
       "cases": [
         {
-          "answer": {"pass": true, "passes": 1, "problems": [], "runs": 1},
+          "answer": {"checks": {"behaviour": 1, "citation": 1, "fact: 24 hours": 1},
+                     "pass": true, "passes": 1, "problems": [], "runs": 1},
           "cause": null,
           "errored": false,
           "id": "link-expiry",
           "metrics": {"context_precision": 0.5, ...},
-          "retrieval": {"facts": 1, "hit": true, "recall": 1.0, "retrieved": 1}
+          "retrieval": {"facts": 1, "hit": true, "missed": [], "recall": 1.0, "retrieved": 1}
         }
       ],
       "config": {...},
       "fingerprints": {"docs": "sha256:...", "golden": "sha256:..."},
       "format": "ragrail-baseline",
       "totals": {...},
-      "version": 2
+      "version": 3
     }
+
+(the answer is one line in the file). ``answer.checks`` names each check the answers
+faced (``ragrail.records.results.CHECK_NAMES``) with the number of them in which it held
+(a judge criterion: 1 or 0, its majority verdict), and ``retrieval.missed`` the facts
+retrieval missed: the diff compares them one by one, so a question that already failed
+can still get WORSE. Version 2 files, which kept neither, still load and are compared by
+their verdicts alone.
 """
 
 from ragrail.store.baseline.read import load_baseline, parse_baseline

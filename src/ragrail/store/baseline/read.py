@@ -26,13 +26,13 @@ from ragrail.errors import InputError
 from ragrail.fileio import BOM, read_text
 from ragrail.gcpause import paused_gc
 from ragrail.jsonio import parse_json
-from ragrail.records.results import RunConfig, Totals, _invalid, parse_run
+from ragrail.records.results import JUDGE, RunConfig, Totals, _invalid, parse_run
 from ragrail.store.baseline.records import (
     CASE_METRICS,
     FINGERPRINT_KEYS,
     FORMAT,
     MAX_COUNT,
-    VERSION,
+    READS,
     Baseline,
     BaselineCase,
 )
@@ -41,11 +41,15 @@ M = TypeVar("M", bound=BaseModel)
 
 _TOP_KEYS = frozenset({"cases", "config", "fingerprints", "format", "totals", "version"})
 _CASE_KEYS = frozenset({"answer", "cause", "errored", "id", "metrics", "retrieval"})
-_RETRIEVAL_KEYS = frozenset({"facts", "hit", "recall", "retrieved"})
-_ANSWER_KEYS = frozenset({"pass", "passes", "problems", "runs"})
+_RETRIEVAL_KEYS = frozenset({"facts", "hit", "missed", "recall", "retrieved"})
+_ANSWER_KEYS = frozenset({"checks", "pass", "passes", "problems", "runs"})
+# version 2 kept neither the checks nor the facts missed
+_RETRIEVAL_KEYS_V2 = _RETRIEVAL_KEYS - {"missed"}
+_ANSWER_KEYS_V2 = _ANSWER_KEYS - {"checks"}
 _METRIC_SET = frozenset(CASE_METRICS)
 # keys of a case, its retrieval and its answer: none holds a colon
 _KEYS_PER_CASE = len(_CASE_KEYS) + len(_RETRIEVAL_KEYS) + len(_ANSWER_KEYS)
+_KEYS_PER_CASE_V2 = len(_CASE_KEYS) + len(_RETRIEVAL_KEYS_V2) + len(_ANSWER_KEYS_V2)
 
 
 def load_baseline(path: Path, what: str = "baseline") -> Baseline:
@@ -101,11 +105,15 @@ def _colons(data: dict[str, Any], base: Baseline) -> int:
     answer, and its metrics'.
     """
     cases = base.cases
-    keys = _KEYS_PER_CASE * len(cases) + sum([len(c.metrics) for c in cases])
+    v2 = data.get("version") == 2
+    keys = (_KEYS_PER_CASE_V2 if v2 else _KEYS_PER_CASE) * len(cases)
+    keys += sum([len(c.metrics) + len(c.checks or ()) for c in cases])
     strings = chain(
         [c.id for c in cases],
         [c.cause for c in cases if c.cause],
         chain.from_iterable([c.problems for c in cases]),
+        chain.from_iterable([c.checks for c in cases if c.checks]),
+        chain.from_iterable([c.missed for c in cases if c.missed]),
     )
     head = sum(1 + k.count(":") + (_colons_in(v) if k != "cases" else 0) for k, v in data.items())
     return head + keys + "".join(strings).count(":")
@@ -138,10 +146,10 @@ def _parse_compact(data: dict[str, Any], path: Path | str, what: str) -> Baselin
             where,
         )
     version = data.get("version")
-    if type(version) is not int or version != VERSION:  # true and 2.0 are not 2
+    if type(version) is not int or version not in READS:  # true and 2.0 are not 2
         raise InputError(
-            f"{what} has version {_shown(version)}; this ragrail reads {VERSION}. "
-            "Re-create it with --save-baseline",
+            f"{what} has version {_shown(version)}; this ragrail reads "
+            f"{' and '.join(map(str, READS))}. Re-create it with --save-baseline",
             where,
         )
     _exact_keys(data, _TOP_KEYS, "", what, where)
@@ -151,7 +159,8 @@ def _parse_compact(data: dict[str, Any], path: Path | str, what: str) -> Baselin
     raw = data["cases"]
     if type(raw) is not list:
         raise InputError(f"{what} field 'cases': Input should be a valid list", where)
-    cases = [_case(c, i, what, where) for i, c in enumerate(raw)]
+    v2 = version == 2
+    cases = [_case(c, i, what, where, v2) for i, c in enumerate(raw)]
     _unique_ids(cases, what, where)
     return Baseline(config=config, totals=totals, cases=cases, fingerprints=prints)
 
@@ -202,9 +211,13 @@ def _fingerprints(value: Any, what: str, where: str) -> dict[str, str | None]:
     return {key: value[key] for key in FINGERPRINT_KEYS}
 
 
-def _case(c: Any, i: int, what: str, where: str) -> BaselineCase:
+def _case(c: Any, i: int, what: str, where: str, v2: bool = False) -> BaselineCase:
     """One question, checked in one pass: the common, well-formed case costs a few type
-    tests; anything else goes to :func:`_case_problem` for a message naming the field."""
+    tests; anything else goes to :func:`_case_problem` for a message naming the field.
+    ``v2``: a version 2 file, whose questions keep no checks and no missed facts."""
+    retrieval_keys, answer_keys = (
+        (_RETRIEVAL_KEYS_V2, _ANSWER_KEYS_V2) if v2 else (_RETRIEVAL_KEYS, _ANSWER_KEYS)
+    )
     if (
         type(c) is dict
         and len(c) == 6
@@ -212,10 +225,10 @@ def _case(c: Any, i: int, what: str, where: str) -> BaselineCase:
         and type(c["id"]) is str
         and type(r := c["retrieval"]) is dict
         and type(a := c["answer"]) is dict
-        and len(r) == 4
-        and r.keys() == _RETRIEVAL_KEYS
-        and len(a) == 4
-        and a.keys() == _ANSWER_KEYS
+        and r.keys() == retrieval_keys
+        and a.keys() == answer_keys
+        and (v2 or _are_counts(a["checks"], a["runs"]))
+        and (v2 or _are_strings(r["missed"]))
         and type(facts := r["facts"]) is int
         and type(retrieved := r["retrieved"]) is int
         and 0 <= retrieved <= facts <= MAX_COUNT
@@ -233,16 +246,32 @@ def _case(c: Any, i: int, what: str, where: str) -> BaselineCase:
     ):
         return BaselineCase(
             c["id"], r["hit"], recall, facts, retrieved, a["pass"], passes, runs,
-            problems, c["errored"], c["cause"], metrics,
+            problems, c["errored"], c["cause"], metrics, a.get("checks"), r.get("missed"),
         )  # fmt: skip
-    _case_problem(c, i, what, where)
+    _case_problem(c, i, what, where, retrieval_keys, answer_keys)
     # well-formed after all: numbers written as integers (a hand-typed 1 for 1.0)
     return BaselineCase(
         c["id"], c["retrieval"]["hit"], _float(c["retrieval"]["recall"]), c["retrieval"]["facts"],
         c["retrieval"]["retrieved"], c["answer"]["pass"], c["answer"]["passes"],
         c["answer"]["runs"], c["answer"]["problems"], c["errored"], c["cause"],
-        {k: float(v) for k, v in c["metrics"].items()},
+        {k: float(v) for k, v in c["metrics"].items()}, c["answer"].get("checks"),
+        c["retrieval"].get("missed"),
     )  # fmt: skip
+
+
+def _are_counts(values: Any, runs: Any) -> bool:
+    """``values`` is an object of counts from 0 to ``runs`` (1 for a judge criterion)."""
+    if type(values) is not dict or type(runs) is not int:
+        return False
+    for name, v in values.items():
+        top = 1 if name.startswith(JUDGE) else runs
+        if type(v) is not int or not 0 <= v <= top:
+            return False
+    return True
+
+
+def _are_strings(values: Any) -> bool:
+    return type(values) is list and all(type(v) is str for v in values)
 
 
 def _float(value: float | None) -> float | None:
@@ -259,7 +288,14 @@ def _are_rates(values: Any, names: frozenset[str]) -> bool:
     return True
 
 
-def _case_problem(c: Any, i: int, what: str, where: str) -> None:
+def _case_problem(
+    c: Any,
+    i: int,
+    what: str,
+    where: str,
+    retrieval_keys: frozenset[str] = _RETRIEVAL_KEYS,
+    answer_keys: frozenset[str] = _ANSWER_KEYS,
+) -> None:
     """Raise the InputError that names what is wrong with case ``i``; return when only
     the number types differ from what ragrail writes (integers for rates)."""
     at = f"cases.{i}"
@@ -282,7 +318,7 @@ def _case_problem(c: Any, i: int, what: str, where: str) -> None:
         raise InputError(f"{what} has an unknown field {at + '.' + unknown[0]!r}{who}", where)
     if type(c["id"]) is not str:
         raise bad("id", "Input should be a valid string")
-    for group, keys in (("retrieval", _RETRIEVAL_KEYS), ("answer", _ANSWER_KEYS)):
+    for group, keys in (("retrieval", retrieval_keys), ("answer", answer_keys)):
         value = c[group]
         if type(value) is not dict:
             raise bad(group, "Input should be an object")
@@ -318,6 +354,21 @@ def _case_problem(c: Any, i: int, what: str, where: str) -> None:
         _check_rate(r["recall"], "retrieval.recall", bad)
     if type(a["problems"]) is not list or not all(type(p) is str for p in a["problems"]):
         raise bad("answer.problems", "Input should be a list of strings")
+    if "checks" in a:
+        checks = a["checks"]
+        if type(checks) is not dict:
+            raise bad("answer.checks", "Input should be an object")
+        for name in sorted(checks):
+            _check_count(checks[name], f"answer.checks.{name}", bad)
+            top = 1 if name.startswith(JUDGE) else a["runs"]
+            if checks[name] > top:
+                raise bad(
+                    f"answer.checks.{name}",
+                    f"{checks[name]} is more than "
+                    + ("1 (a judge criterion)" if top == 1 else f"answer.runs ({top})"),
+                )
+    if "missed" in r and not _are_strings(r["missed"]):
+        raise bad("retrieval.missed", "Input should be a list of strings")
     if type(c["errored"]) is not bool:
         raise bad("errored", "Input should be a valid boolean")
     if c["cause"] is not None and type(c["cause"]) is not str:

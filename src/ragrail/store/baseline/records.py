@@ -14,7 +14,8 @@ from json.encoder import encode_basestring  # a str's JSON literal, non-ASCII ke
 from ragrail.records.results import BASELINE_FORMAT, CaseResult, RunConfig, RunResult, Totals
 
 FORMAT = BASELINE_FORMAT
-VERSION = 2
+VERSION = 3
+READS = (2, 3)  # version 2 kept no checks and no missed facts: compared by verdict alone
 SIGNIFICANT_DIGITS = 6
 MAX_COUNT = 2**53  # as in results.Count: the largest count a JSON reader keeps exact
 
@@ -58,6 +59,10 @@ class BaselineCase:
     errored: bool
     cause: str | None
     metrics: dict[str, float]
+    # each check the answers faced, in how many of them it held (CaseResult.held_checks);
+    # None: a version 2 file, which did not keep them
+    checks: dict[str, int] | None = None
+    missed: list[str] | None = None  # the labels of the facts retrieval missed; None: v2
 
     @classmethod
     def from_case(cls, case: CaseResult) -> BaselineCase:
@@ -77,6 +82,8 @@ class BaselineCase:
             case.errored,
             case.cause,
             metrics,
+            case.held_checks(),
+            missed_labels(case),
         )
 
 
@@ -191,7 +198,8 @@ def _case_block(c: BaselineCase, memo: dict[tuple[tuple[str, float], ...], str])
     recall = "null" if c.retrieval_recall is None else repr(c.retrieval_recall)
     return _block(
         c.id, c.answer_pass, c.answer_passes, c.problems, c.answer_runs, c.cause, c.errored,
-        rates, c.facts, c.retrieval_hit, recall, c.facts_retrieved,
+        rates, c.facts, c.retrieval_hit, recall, c.facts_retrieved, c.checks or {},
+        c.missed or [],
     )  # fmt: skip
 
 
@@ -217,26 +225,38 @@ def _run_case_block(c: CaseResult, memo: dict[tuple[float | None, ...], tuple[st
     return _block(
         c.id, c.answer_pass, c.answer_passes, c.problems, c.answer_runs, c.cause, c.errored,
         texts[0], len(c.facts), c.retrieval_hit, texts[1], len(c.facts_retrieved),
+        c.held_checks() if c.judge is not None else c.checks, missed_labels(c),
     )  # fmt: skip
+
+
+def missed_labels(case: CaseResult) -> list[str]:
+    """The labels of the case's facts retrieval missed, in golden-set order."""
+    if len(case.facts_retrieved) == len(case.facts):
+        return []
+    found = set(case.facts_retrieved)
+    return [str(f) for f in case.facts if f not in found]
 
 
 def _block(
     case_id: str, answer_pass: bool | None, passes: int, problems: list[str], runs: int,
     cause: str | None, errored: bool, rates: str, facts: int, hit: bool | None,
-    recall: str, retrieved: int,
+    recall: str, retrieved: int, checks: dict[str, int], missed: list[str],
 ) -> str:  # fmt: skip
     """A question as a block of sorted lines, each within three lines of its id, so a
     diff's context always shows which question a changed line belongs to."""
     string = encode_basestring
+    held = ", ".join([f"{string(k)}: {checks[k]!s}" for k in sorted(checks)])
     return (
         "    {\n"
-        f'      "answer": {{"pass": {_LITERAL[answer_pass]}, "passes": {passes!s}, '
+        f'      "answer": {{"checks": {{{held}}}, "pass": {_LITERAL[answer_pass]}, '
+        f'"passes": {passes!s}, '
         f'"problems": [{", ".join(map(string, problems))}], "runs": {runs!s}}},\n'
         f'      "cause": {"null" if cause is None else string(cause)},\n'
         f'      "errored": {_LITERAL[errored]},\n'
         f'      "id": {string(case_id)},\n'
         f'      "metrics": {{{rates}}},\n'
         f'      "retrieval": {{"facts": {facts!s}, "hit": {_LITERAL[hit]}, '
+        f'"missed": [{", ".join(map(string, missed))}], '
         f'"recall": {recall}, "retrieved": {retrieved!s}}}\n'
         "    }"
     )

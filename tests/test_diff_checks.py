@@ -1,0 +1,177 @@
+"""Regressions per check: a question that already failed can still get worse."""
+
+from __future__ import annotations
+
+from ragrail.diff import compare, flips_text
+from ragrail.records.results import CaseResult, CriterionResult, JudgeResult, RunResult, Trace
+from ragrail.stats import McNemar
+from ragrail.store.baseline import Baseline
+from ragrail.store.baseline.read import read_baseline_text
+from tests.factories import run_result
+
+
+def case(
+    cid: str,
+    checks: dict[str, int],
+    *,
+    runs: int = 1,
+    facts: tuple[str, ...] = ("x", "y"),
+    retrieved: tuple[str, ...] = ("x", "y"),
+    correctness: float | None = None,
+    faithfulness: float | None = None,
+    judge: dict[str, bool] | None = None,
+) -> CaseResult:
+    passes = min(checks.values(), default=runs) if checks else runs
+    return CaseResult(
+        id=cid,
+        question="q",
+        sources=["a"],
+        facts=list(facts),
+        facts_retrieved=list(retrieved),
+        retrieval_hit=bool(retrieved),
+        retrieval_recall=len(retrieved) / len(facts),
+        answer_pass=passes == runs,
+        answer_runs=runs,
+        answer_passes=passes,
+        problems=[] if passes == runs else ["something"],
+        checks=checks,
+        correctness=correctness,
+        faithfulness=faithfulness,
+        judge=None
+        if judge is None
+        else JudgeResult(criteria=[CriterionResult(name=k, passed=v) for k, v in judge.items()]),
+        trace=Trace(case_id=cid),
+    )
+
+
+def run(*cases: CaseResult) -> RunResult:
+    return run_result(list(cases), answerer="standin", answerer_label="standin")
+
+
+def compact(r: RunResult) -> Baseline:
+    """``r`` as a saved compact baseline reads back."""
+    return read_baseline_text(Baseline.from_run(r).to_text(), "baseline.json")
+
+
+FAILING = {"behaviour": 1, "citation": 0, "fact: x": 1, "fact: y": 0}
+
+
+def test_an_answer_that_already_failed_and_loses_a_fact_is_worse_naming_the_fact():
+    base = run(case("q1", FAILING))
+    new = run(case("q1", {**FAILING, "fact: x": 0}))
+    for baseline in (base, compact(base)):
+        diff = compare(new, baseline)
+        assert [c.line() for c in diff.changes] == ['WORSE:  q1: fact "x" no longer in the answer']
+        assert diff.regressed
+
+
+def test_a_check_that_failed_before_and_fails_now_is_no_line():
+    base = run(case("q1", FAILING))
+    new = run(case("q1", dict(FAILING)))
+    assert compare(new, base).changes == []
+
+
+def test_every_lost_check_is_named_on_one_line_in_the_order_the_answer_faced_them():
+    base = run(case("q1", {"behaviour": 1, "fact: x": 1, "citation": 1, "check: no_pii": 1,
+                           "claims supported": 1, "fact: y": 0}))  # fmt: skip
+    new = run(case("q1", {"behaviour": 1, "fact: x": 0, "citation": 0, "check: no_pii": 0,
+                          "claims supported": 0, "fact: y": 0}))  # fmt: skip
+    (line,) = [c.line() for c in compare(new, base).changes]
+    assert line == (
+        'WORSE:  q1: fact "x" no longer in the answer; citation no longer valid; '
+        "check 'no_pii' no longer passes; claims no longer all supported by the contexts"
+    )
+
+
+def test_a_check_the_baseline_did_not_have_cannot_regress():
+    base = run(case("q1", {"behaviour": 1, "fact: x": 0}))
+    new = run(case("q1", {"behaviour": 1, "fact: x": 0, "fact: new": 0}))
+    assert compare(new, base).changes == []
+
+
+def test_a_passing_answer_that_loses_only_its_claims_support_is_worse():
+    # the verdict holds (claims are not required) but a check the baseline held is lost
+    base = run(case("q1", {"behaviour": 1, "claims supported": 1}))
+    new = case("q1", {"behaviour": 1, "claims supported": 0})
+    new.answer_pass, new.answer_passes, new.problems = True, 1, []
+    (change,) = compare(run(new), base).changes
+    assert (change.kind, change.detail) == (
+        "WORSE",
+        "claims no longer all supported by the contexts",
+    )
+
+
+def test_a_verdict_that_flips_keeps_its_one_line_and_no_check_line_besides():
+    base = run(case("q1", {"behaviour": 1, "fact: x": 1}))
+    new = run(case("q1", {"behaviour": 1, "fact: x": 0}))
+    assert [c.line() for c in compare(new, base).changes] == [
+        "WORSE:  q1: answer now fails, something"
+    ]
+
+
+def test_with_repeats_a_check_is_lost_only_when_fisher_says_so_or_it_never_holds_now():
+    # 5/5 -> 0/5: always held, never now. Fisher one-sided p = 1/C(10,5) = 1/252
+    base = run(case("q1", {"behaviour": 5, "fact: x": 5, "fact: y": 0}, runs=5))
+    gone = run(case("q1", {"behaviour": 5, "fact: x": 0, "fact: y": 0}, runs=5))
+    (line,) = [c.detail for c in compare(gone, base).changes]
+    assert line == 'fact "x" no longer in the answer (Fisher exact p=0.004)'
+    # 5/5 -> 4/5: p = 1/2, noise
+    noisy = run(case("q1", {"behaviour": 5, "fact: x": 4, "fact: y": 0}, runs=5))
+    assert compare(noisy, base).changes == []
+
+
+def test_a_fact_retrieval_swapped_for_another_is_worse_though_the_recall_did_not_move():
+    base = run(case("q1", FAILING, facts=("x", "y", "z"), retrieved=("x", "y")))
+    new = run(case("q1", FAILING, facts=("x", "y", "z"), retrieved=("x", "z")))
+    for baseline in (base, compact(base)):
+        assert [c.line() for c in compare(new, baseline).changes] == [
+            'WORSE:  q1: fact "y" no longer retrieved'
+        ]
+
+
+def test_a_recall_drop_keeps_its_one_line():
+    base = run(case("q1", FAILING, retrieved=("x", "y")))
+    new = run(case("q1", FAILING, retrieved=("x",)))
+    assert [c.line() for c in compare(new, base).changes] == ["WORSE:  q1: retrieval 100% -> 50%"]
+
+
+def test_a_graded_score_that_drops_with_no_check_lost_is_a_lower_line_not_a_regression():
+    held = {"behaviour": 1, "claims supported": 0, "fact: x": 1}
+    base = run(case("q1", held, faithfulness=0.8, correctness=1.0))
+    new = run(case("q1", held, faithfulness=0.5, correctness=1.0))
+    for baseline in (base, compact(base)):
+        diff = compare(new, baseline)
+        assert [c.line() for c in diff.changes] == ["lower:  q1: faithfulness 80% -> 50%"]
+        assert not diff.regressed and diff.summary() == "no regressions"
+
+
+def test_a_judge_criterion_that_passed_and_fails_now_is_worse():
+    base = run(case("q1", FAILING, judge={"polite": True, "concise": False}))
+    new = run(case("q1", FAILING, judge={"polite": False, "concise": False}))
+    for baseline in (base, compact(base)):
+        assert [c.detail for c in compare(new, baseline).changes] == [
+            "judge criterion 'polite' no longer passes"
+        ]
+
+
+def test_a_version_2_baseline_has_no_checks_and_is_compared_by_verdicts_alone():
+    base = run(case("q1", FAILING))
+    text = Baseline.from_run(base).to_text()
+    old = text.replace('"version": 3', '"version": 2')
+    old = old.replace(
+        '"checks": {"behaviour": 1, "citation": 0, "fact: x": 1, "fact: y": 0}, ', ""
+    ).replace('"missed": [], ', "")
+    assert "checks" not in old and "missed" not in old
+    v2 = read_baseline_text(old, "baseline.json")
+    assert v2.cases[0].checks is None and v2.cases[0].missed is None
+    new = run(case("q1", {**FAILING, "fact: x": 0}, retrieved=("x",)))
+    # only the recall drop: which checks held was not kept
+    assert [c.line() for c in compare(new, v2).changes] == ["WORSE:  q1: retrieval 100% -> 50%"]
+
+
+def test_the_flip_line_says_it_counts_whole_answer_verdicts():
+    assert flips_text(McNemar(worse=3, better=1, p_value=0.625)) == (
+        "answer verdicts that flipped: 1 fail -> pass, 3 pass -> fail "
+        "(McNemar exact test p=0.62, not significant)"
+    )
+    assert "p=<0.001, significant" in flips_text(McNemar(worse=20, better=0, p_value=1.9e-6))
