@@ -175,3 +175,26 @@ def test_the_flip_line_says_it_counts_whole_answer_verdicts():
         "(McNemar exact test p=0.62, not significant)"
     )
     assert "p=<0.001, significant" in flips_text(McNemar(worse=20, better=0, p_value=1.9e-6))
+
+
+def test_graded_means_pair_the_questions_scored_in_both_and_show_when_they_move():
+    from ragrail.reports.terminal.diff import diff_text
+
+    held = {"behaviour": 1, "fact: x": 1}
+    base = run(
+        case("a", held, correctness=1.0, faithfulness=1.0),
+        case("b", held, correctness=0.5, faithfulness=None),
+    )
+    new = run(
+        case("a", held, correctness=0.5, faithfulness=0.5),
+        case("b", held, correctness=0.5, faithfulness=0.25),  # no baseline figure: left out
+        case("c", held, correctness=0.0, faithfulness=0.0),  # new: left out
+    )
+    diff = compare(new, compact(base))
+    # correctness (1.0 + 0.5) / 2 -> (0.5 + 0.5) / 2; faithfulness over "a" alone
+    assert diff.graded == {"correctness": (0.75, 0.5), "faithfulness": (1.0, 0.5)}
+    text = diff_text(diff, width=100)
+    assert "  correctness    0.75 -> 0.50" in text
+    assert "  faithfulness   1.00 -> 0.50" in text
+    same = compare(base, compact(base))
+    assert "correctness" not in diff_text(same, width=100)

@@ -56,8 +56,46 @@ def test_the_plugin_is_registered_as_a_pytest11_entry_point():
     assert found.value == "ragrail.pytest_plugin"
 
 
-def test_each_case_is_a_test_and_the_four_failing_ones_name_their_cause(pytester, kitebase):
+def test_known_failures_are_xfail_so_pytest_agrees_with_ragrail_run(pytester, kitebase):
+    # the four questions that fail today failed in the baseline too: `ragrail run` exits
+    # 0, and so does pytest, each of the four an expected failure naming its cause
+    result = pytester.runpytest("--ragrail", "-p", "no:cacheprovider", "-rx")
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=8, xfailed=4)
+    result.stdout.fnmatch_lines(
+        [
+            "*- ragrail -*",
+            "against baseline.json: no regressions",
+            "4 known failures (failed in the baseline too, nothing lost): xfail; "
+            "--ragrail-strict fails them",
+            "XFAIL ragrail.toml::lost-phone - known failure, as in the baseline: "
+            "answer missed a retrieved fact",
+        ]
+    )
+
+
+def test_without_a_baseline_every_failure_fails(pytester, kitebase):
+    (kitebase / "baseline.json").unlink()
     reprec = pytester.inline_run("--ragrail")
+    reprec.assertoutcome(passed=8, failed=4)
+
+
+def test_a_fixed_question_is_reported_in_the_summary(pytester, kitebase):
+    # a baseline in which invite-teammate failed: today it passes
+    import json
+
+    path = kitebase / "baseline.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    (case,) = [c for c in data["cases"] if c["id"] == "invite-teammate"]
+    case["answer"].update({"pass": False, "passes": 0, "problems": ['missing "x"']})
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    result = pytester.runpytest("--ragrail", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["fixed:  invite-teammate: answer now passes"])
+
+
+def test_each_case_is_a_test_and_the_four_failing_ones_name_their_cause(pytester, kitebase):
+    reprec = pytester.inline_run("--ragrail", "--ragrail-strict")
     reprec.assertoutcome(passed=8, failed=4)
     failures = _failures(reprec)
     assert list(failures) == FAILING
@@ -91,6 +129,10 @@ def test_each_case_is_a_test_and_the_four_failing_ones_name_their_cause(pytester
 def test_top_k_1_in_the_config_fails_the_three_regressions_with_worse(pytester, kitebase):
     _set_top_k(kitebase, 1)
     reprec = pytester.inline_run("--ragrail")
+    reprec.assertoutcome(passed=8, failed=3, skipped=1)  # paraphrase: a known failure
+    failures = _failures(reprec)
+    assert list(failures) == REGRESSIONS
+    reprec = pytester.inline_run("--ragrail", "--ragrail-strict")
     reprec.assertoutcome(passed=8, failed=4)
     failures = _failures(reprec)
     assert [case for case, text in failures.items() if text.startswith("WORSE: ")] == REGRESSIONS
@@ -107,7 +149,7 @@ def test_the_terminal_shows_the_cause_in_the_summary_and_the_verdict(pytester, k
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
-            "ragrail.toml ..FFFF......*",
+            "ragrail.toml ..FFFx......*",
             "*- ragrail -*",
             "Kitebase bot: 12 questions, hit rate 64%, recall 64%, answers pass 67%",
             "against baseline.json: 3 questions got worse (changed: top_k 3 -> 1)",
@@ -115,13 +157,13 @@ def test_the_terminal_shows_the_cause_in_the_summary_and_the_verdict(pytester, k
             "FAILED ragrail.toml::lost-phone - WORSE: retrieval 100% -> 0% (retrieval miss)",
             "FAILED ragrail.toml::change-sign-in-email - WORSE: *",
             "FAILED ragrail.toml::secure-account - WORSE: *",
-            "FAILED ragrail.toml::paraphrase - retrieval miss",
         ]
     )
+    assert "FAILED ragrail.toml::paraphrase" not in result.stdout.str()
 
 
 def test_junit_gets_the_cause_as_the_failure_message(pytester, kitebase):
-    pytester.inline_run("--ragrail", "--junitxml=junit.xml")
+    pytester.inline_run("--ragrail", "--ragrail-strict", "--junitxml=junit.xml")
     root = ET.parse(kitebase / "junit.xml").getroot()
     messages = {
         case.get("name"): failure.get("message")
@@ -133,7 +175,9 @@ def test_junit_gets_the_cause_as_the_failure_message(pytester, kitebase):
 
 
 def test_tb_line_points_at_the_case_in_the_golden_set(pytester, kitebase):
-    result = pytester.runpytest("--ragrail", "--tb=line", "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "--ragrail", "--ragrail-strict", "--tb=line", "-p", "no:cacheprovider"
+    )
     golden = kitebase / "golden.json"
     # the golden set opens with "[" on line 1: the third case is on line 4
     result.stdout.fnmatch_lines([f"{golden}:4: answer missed a retrieved fact"])
@@ -141,20 +185,22 @@ def test_tb_line_points_at_the_case_in_the_golden_set(pytester, kitebase):
 
 
 def test_k_selects_cases_by_id_and_only_they_are_evaluated(pytester, kitebase):
-    result = pytester.runpytest("--ragrail", "-k", "lost-phone or invite", "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "--ragrail", "--ragrail-strict", "-k", "lost-phone or invite", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=1, failed=1, deselected=10)
     result.stdout.fnmatch_lines(["Kitebase bot: 2 questions, *"])
 
 
 def test_x_stops_at_the_first_failure(pytester, kitebase):
-    reprec = pytester.inline_run("--ragrail", "-x")
+    reprec = pytester.inline_run("--ragrail", "--ragrail-strict", "-x")
     reprec.assertoutcome(passed=2, failed=1)  # lost-phone is the third case
 
 
 def test_the_cases_carry_the_ragrail_marker(pytester, kitebase):
     pytester.makepyfile(test_other="def test_other():\n    pass\n")
     reprec = pytester.inline_run("--ragrail", "-m", "ragrail")
-    reprec.assertoutcome(passed=8, failed=4)
+    reprec.assertoutcome(passed=8, skipped=4)
     reprec = pytester.inline_run("--ragrail", "-m", "not ragrail")
     reprec.assertoutcome(passed=1)
 
@@ -176,7 +222,7 @@ def test_a_project_elsewhere_is_given_by_its_file_or_folder(pytester, kitebase):
     elsewhere = pytester.mkdir("elsewhere")
     for given in ("--ragrail=ragrail.toml", f"--ragrail={kitebase}"):
         reprec = pytester.inline_run(given, "-p", "no:cacheprovider", elsewhere)
-        reprec.assertoutcome(passed=8, failed=4)
+        reprec.assertoutcome(passed=8, skipped=4)  # its baseline found: known failures
 
 
 def test_without_the_option_nothing_is_collected(pytester, kitebase):
@@ -237,5 +283,5 @@ def test_a_question_the_system_fails_on_is_an_error_naming_it(pytester, kitebase
 def test_xdist_workers_each_run_their_cases(pytester, kitebase):
     _set_top_k(kitebase, 1)
     result = pytester.runpytest_subprocess("--ragrail", "-n", "2", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=8, failed=4)
+    result.assert_outcomes(passed=8, failed=3, xfailed=1)
     result.stdout.fnmatch_lines(["FAILED ragrail.toml::lost-phone - WORSE: *"])

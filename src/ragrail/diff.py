@@ -58,6 +58,9 @@ class Diff:
     # judged totals corrected by human labels, baseline against now (ragrail.judge.correct)
     judge_changes: list[CorrectedChange] = field(default_factory=list)
     judge_notes: list[str] = field(default_factory=list)
+    # the graded scores' means over the questions answered in both (GRADED), before and
+    # now: shown beside the pass rate, never a verdict
+    graded: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def worse(self) -> list[Change]:
@@ -129,6 +132,40 @@ def flips_text(flips: McNemar) -> str:
         f"answer verdicts that flipped: {flips.better} fail -> pass, {flips.worse} pass -> fail "
         f"(McNemar exact test p={_p(flips.p_value)}, {verdict})"
     )
+
+
+def fails(case: BaselineCaseLike) -> bool:
+    """A question fails when its answer fails or retrieval missed one of its facts (what
+    a JUnit report and ``pytest --ragrail`` fail it for)."""
+    recall = case.retrieval_recall
+    return case.answer_pass is False or (recall is not None and recall < 1)
+
+
+def known_failures(diff: Diff) -> dict[str, str]:
+    """The questions that fail now as they failed in the baseline, by id, each with why
+    it fails: no WORSE or ERROR line (nothing it held is lost), it did not error, and
+    the baseline's verdict is comparable (an answer failure needs the same answerer).
+    CI reports them as expected failures, so a gate can hold an app that is not at 100%
+    (``--strict`` turns this off)."""
+    base = _by_id(diff.baseline)
+    flagged = {c.case_id for c in diff.changes if c.kind in ("WORSE", "ERROR")}
+    out = {}
+    for new in diff.run.cases:
+        if new.id in flagged or new.errored or not fails(new):
+            continue
+        old = base.get(new.id)
+        if old is None or old.errored or not fails(old):
+            continue
+        answer_fails = new.answer_pass is False
+        if answer_fails and not (diff.answers_compared and old.answer_pass is False):
+            continue
+        missed, missed_before = (
+            c.retrieval_recall is not None and c.retrieval_recall < 1 for c in (new, old)
+        )
+        if missed and not missed_before:
+            continue
+        out[new.id] = new.cause or ("answer fails" if answer_fails else "retrieval miss")
+    return out
 
 
 def run_summary(run: RunResult) -> str:
@@ -359,6 +396,29 @@ def _metric(case: BaselineCaseLike, name: str) -> float | None:
     return case.metrics.get(name)
 
 
+def graded_means(
+    run: RunResult, base: dict[str, BaselineCaseLike]
+) -> dict[str, tuple[float, float]]:
+    """Each graded score's mean over the questions scored for it in both runs, before
+    and now: ``mean_i old_i`` and ``mean_i new_i`` over the same i, so a question
+    added, removed or errored on one side never moves it."""
+    out = {}
+    for name in GRADED:
+        pairs = [
+            (was, now)
+            for new in run.cases
+            if (now := getattr(new, name)) is not None
+            and (old := base.get(new.id)) is not None
+            and (was := _metric(old, name)) is not None
+        ]
+        if pairs:
+            out[name] = (
+                sum(p[0] for p in pairs) / len(pairs),
+                sum(p[1] for p in pairs) / len(pairs),
+            )
+    return out
+
+
 def _error_change(old: BaselineCaseLike, new: CaseResult, answers_compared: bool) -> Change | None:
     """ERROR when a question that passed in the baseline (retrieval hit, or its answer
     when answers are compared) errors now."""
@@ -453,6 +513,7 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
     diff.removed_cases = [c.id for c in diff.baseline.cases if c.id not in run_ids]
     if same_answerer:
         diff.answer_flips = mcnemar_exact(worse, better)
+        diff.graded = graded_means(run, base)
     # fixed lines first, then lower scores, then WORSE, then ERROR, each in golden-set
     # order: the lines a reviewer must act on end up last, next to the exit status.
     diff.changes = lines["fixed"] + lines["lower"] + lines["WORSE"] + lines["ERROR"]

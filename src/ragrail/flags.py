@@ -183,6 +183,9 @@ RUN_FLAGS: tuple[Flag, ...] = (
         "reports).", metavar="PATH", sets=COMMAND),
     Flag("markdown", "output", "Write a Markdown summary, regressions first (PR comment, job "
         "summary).", metavar="PATH", sets=COMMAND),
+    Flag("strict", "on", "In --junit, fail every question that fails now, as without a "
+        "baseline (default: one that also failed in the baseline, and lost nothing, is a "
+        "known failure, reported as skipped).", sets=COMMAND),
     Flag("no_history", "on", "Do not record this run in .ragrail/history.sqlite.",
         api="the API records a run only when asked: history=True"),
     Flag("backend", "choice", "Where the questions are answered and scored: here (local, "

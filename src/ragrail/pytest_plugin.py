@@ -56,6 +56,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(a ragrail.toml or its folder; default ./ragrail.toml). Give a path as "
         "--ragrail=PATH.",
     )
+    group.addoption(
+        "--ragrail-strict",
+        action="store_true",
+        default=False,
+        help="Fail every case that fails now. Default: against a baseline, a case that "
+        "failed there too and lost nothing is an expected failure (xfail), as `ragrail "
+        "run` does not count it as a regression.",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -119,6 +127,7 @@ class Outcome:
     baseline: Path | None = None
     error: str | None = None  # the evaluation itself failed: every case fails with it
     changes: dict[str, list[Change]] = field(default_factory=dict)
+    known: dict[str, str] = field(default_factory=dict)  # expected failures: id -> cause
     _cases: dict[str, CaseResult] | None = None
 
     def case(self, case_id: str) -> CaseResult | None:
@@ -190,6 +199,10 @@ class RagrailFile(pytest.File):
         outcome = Outcome(evaluation.result, diff, evaluation.baseline_path)
         for change in diff.changes if diff is not None else []:
             outcome.changes.setdefault(change.case_id, []).append(change)
+        if diff is not None and not self.config.getoption("ragrail_strict", False):
+            from ragrail.diff import known_failures
+
+            outcome.known = known_failures(diff)
         return outcome
 
     def summary_lines(self) -> list[str]:
@@ -217,6 +230,13 @@ class RagrailFile(pytest.File):
         lines.append(visible(verdict))
         if o.diff.answers_note:
             lines.append(visible(o.diff.answers_note))
+        if o.known:
+            n = len(o.known)
+            lines.append(
+                f"{n} known failure{'' if n == 1 else 's'} (failed in the baseline too, "
+                "nothing lost): xfail; --ragrail-strict fails them"
+            )
+        lines += [visible(f"fixed:  {c.case_id}: {c.detail}") for c in o.diff.fixed]
         return lines
 
 
@@ -248,6 +268,11 @@ class RagrailCase(pytest.Item):
             raise CaseFailed("ragrail: this case was not evaluated (deselected?)", [])
         failure = case_failure(case, outcome.changes.get(self.case_id, []))
         if failure is not None:
+            known = outcome.known.get(self.case_id)
+            if known is not None:
+                from ragrail.text.guard import visible
+
+                pytest.xfail(visible(f"known failure, as in the baseline: {failure.headline}"))
             raise failure
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:

@@ -76,3 +76,36 @@ def test_no_baseline_is_saved_when_the_judge_failed(cli, tmp_path, monkeypatch):
     assert r.code == 3
     assert (dest / "baseline.json").read_bytes() == before
     assert "the judge failed on 4 questions" in r.err and "not saving a baseline" in r.err
+
+
+def test_run_json_carries_the_verdict_as_the_exit_code_says_it(cli, project, tmp_path):
+    out = tmp_path / "r.json"
+    r = cli("run", "--no-history", "--top-k", "1", "--json", str(out), cwd=project)
+    assert r.code == 1
+    v = json.loads(out.read_text())["verdict"]
+    assert v["exit_code"] == 1 and v["summary"] == "3 questions got worse"
+    assert v["baseline"] == str(project / "baseline.json")
+    regressed = {c["id"]: c["changes"] for c in v["regressed"]}
+    # what the terminal shows as WORSE lines, per question
+    worse = [line.strip() for line in r.out.splitlines() if line.strip().startswith("WORSE:")]
+    assert sorted(f"WORSE:  {k}: {d}" for k, ds in regressed.items() for d in ds) == sorted(worse)
+    assert regressed["lost-phone"][0] == "retrieval 100% -> 0%"
+    assert (v["fixed"], v["errored"], v["new_cases"], v["removed_cases"]) == ([], [], [], [])
+    # the same through standard output
+    r2 = cli("run", "--no-history", "--top-k", "1", "--json", "-", cwd=project)
+    assert json.loads(r2.out[r2.out.index("{") :])["verdict"] == v
+
+
+def test_an_unchanged_run_and_a_saved_baseline_say_so_in_the_json(cli, project, tmp_path):
+    out = tmp_path / "r.json"
+    assert cli("run", "--no-history", "--json", str(out), cwd=project).code == 0
+    v = json.loads(out.read_text())["verdict"]
+    assert (v["exit_code"], v["summary"], v["regressed"], v["baseline_saved"]) == (
+        0, "no regressions", [], False,
+    )  # fmt: skip
+    (project / "baseline.json").unlink()
+    assert cli("run", "--no-history", "--json", str(out), cwd=project).code == 0
+    v = json.loads(out.read_text())["verdict"]
+    assert (v["baseline"], v["summary"]) == (None, "no baseline to compare with")
+    assert cli("run", "--no-history", "--save-baseline", "--json", str(out), cwd=project).code == 0
+    assert json.loads(out.read_text())["verdict"]["baseline_saved"] is True

@@ -10,8 +10,10 @@ import pytest
 from ragrail.store.history import MIGRATIONS, History
 from tests.helpers import DATA
 
+KITEBASE_FAILING = {"lost-phone", "change-sign-in-email", "secure-account", "paraphrase"}
 
-def test_junit_validates_and_has_a_case_per_question(cli, tmp_path):
+
+def test_junit_validates_and_has_a_case_per_question_known_failures_skipped(cli, tmp_path):
     xmlschema = pytest.importorskip("xmlschema")
     out = tmp_path / "junit.xml"
     r = cli("demo", "--junit", str(out), "--no-history")
@@ -19,14 +21,51 @@ def test_junit_validates_and_has_a_case_per_question(cli, tmp_path):
     xmlschema.XMLSchema(str(DATA / "junit.xsd")).validate(str(out))
     suite = ET.parse(out).getroot().find("testsuite")
     cases = suite.findall("testcase")
-    assert len(cases) == 12 and suite.get("tests") == "12" and suite.get("failures") == "4"
+    # the 4 questions that fail today failed in the baseline too: the report agrees with
+    # the exit code (0), each one skipped as a known failure with its cause
+    assert (len(cases), suite.get("tests"), suite.get("failures"), suite.get("skipped")) == (
+        12, "12", "0", "4",
+    )  # fmt: skip
+    skipped = {
+        c.get("name"): c.find("skipped").get("message")
+        for c in cases
+        if c.find("skipped") is not None
+    }
+    assert set(skipped) == KITEBASE_FAILING
+    assert skipped["lost-phone"] == (
+        "known failure: also fails in the baseline (answer missed a retrieved fact): "
+        'missing "backup codes"'
+    )
+
+
+def test_junit_strict_fails_every_question_that_fails_now(cli, tmp_path):
+    out = tmp_path / "junit.xml"
+    assert cli("demo", "--junit", str(out), "--no-history", "--strict").code == 0
+    suite = ET.parse(out).getroot().find("testsuite")
+    assert (suite.get("failures"), suite.get("skipped")) == ("4", "0")
     failed = {
         c.get("name"): c.find("failure").get("message")
-        for c in cases
+        for c in suite.findall("testcase")
         if c.find("failure") is not None
     }
     assert failed["lost-phone"] == 'missing "backup codes"'
-    assert set(failed) == {"lost-phone", "change-sign-in-email", "secure-account", "paraphrase"}
+    assert set(failed) == KITEBASE_FAILING
+
+
+def test_junit_fails_what_regressed_skips_what_was_known_and_notes_what_was_fixed(cli, tmp_path):
+    out = tmp_path / "junit.xml"
+    assert cli("demo", "--chunk-words", "50", "--junit", str(out), "--no-history").code == 1
+    cases = {c.get("name"): c for c in ET.parse(out).getroot().iter("testcase")}
+    status = {
+        name: next((e.tag for e in c if e.tag in ("failure", "skipped", "error")), "pass")
+        for name, c in cases.items()
+    }
+    # the demo's diff: sso-reset and downgrade-timing got worse; lost-phone and
+    # change-sign-in-email now pass; secure-account's retrieval was fixed, its answer not
+    assert status["sso-reset"] == status["downgrade-timing"] == "failure"
+    assert status["lost-phone"] == status["change-sign-in-email"] == "pass"
+    assert "fixed vs baseline: answer now passes" in cases["lost-phone"].find("system-out").text
+    assert status["paraphrase"] == "skipped"
 
 
 def test_junit_marks_regressions_and_errors(cli, tmp_path):

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ragrail.app import Evaluation
     from ragrail.diff import Diff
     from ragrail.project import Project
-    from ragrail.records.results import RunResult
+    from ragrail.records.results import RunResult, Verdict
     from ragrail.shards import ShardInfo
 
 #: An output of the run: ``json`` (the results), ``junit``, ``markdown``, or ``shard`` (a
@@ -51,6 +51,7 @@ class Ending:
     junit: Path | None = None  # a JUnit XML report
     markdown: Path | None = None  # a Markdown summary
     save_baseline: bool = False  # accept the run as the baseline, unless it has errors
+    strict: bool = False  # junit: a question that failed in the baseline too still fails
     # a shard of the run: its results (to json, marked with this) are all it writes; it is
     # neither recorded, compared nor saved: a shard alone is not a verdict
     shard: ShardInfo | None = None
@@ -135,23 +136,56 @@ def finish(
         hear.recorded(done.run_id)
     if ending.compare:
         done.diff = compare_with_baseline(result, evaluation.baseline)
-    hear.before_writing(done)
-    _write_outputs(ending, done, hear)
+    # the verdict is decided before anything is written, so the results carry it
     done.failed = failures(result, done.diff)
     if done.failed is not None:
         done.judge_errors = judge_errors(result)
         done.baseline_refused = ending.save_baseline
         done.exit_code = EXIT_SYSTEM
-    elif ending.save_baseline:
+    elif not ending.save_baseline:
+        done.exit_code = exit_code(result, done.diff, evaluation.judge_failed)
+    saving = ending.save_baseline and done.failed is None
+    result.verdict = verdict(done, saving)
+    hear.before_writing(done)
+    _write_outputs(ending, done, hear)
+    if saving:
         if done.baseline_path is None:
             raise ValueError("save_baseline needs the evaluation's baseline_path")
         save_baseline(
             result, done.baseline_path, docs=evaluation.docs, golden=evaluation.golden_path
         )
         done.baseline_saved = True
-    else:
-        done.exit_code = exit_code(result, done.diff, evaluation.judge_failed)
     return done
+
+
+def verdict(done: Finished, saving: bool = False) -> Verdict:
+    """The verdict the results carry: ``done``'s exit code and its diff's questions."""
+    from ragrail.diff import run_summary
+    from ragrail.records.results import CaseChange, Verdict
+
+    diff = done.diff
+    if diff is None:
+        return Verdict(
+            exit_code=done.exit_code,
+            summary=run_summary(done.result) or "no baseline to compare with",
+            errored=[c.id for c in done.result.cases if c.errored],
+            baseline_saved=saving,
+        )
+    by_case: dict[str, dict[str, list[str]]] = {"WORSE": {}, "fixed": {}}
+    for change in diff.changes:
+        if change.kind in by_case:
+            by_case[change.kind].setdefault(change.case_id, []).append(change.detail)
+    return Verdict(
+        exit_code=done.exit_code,
+        summary=diff.summary(),
+        baseline=None if done.baseline_path is None else str(done.baseline_path),
+        regressed=[CaseChange(id=k, changes=v) for k, v in by_case["WORSE"].items()],
+        fixed=[CaseChange(id=k, changes=v) for k, v in by_case["fixed"].items()],
+        errored=list(diff.errored_cases),
+        new_cases=list(diff.new_cases),
+        removed_cases=list(diff.removed_cases),
+        baseline_saved=saving,
+    )
 
 
 def _finish_shard(ending: Ending, shard: ShardInfo, done: Finished, hear: Steps) -> Finished:
@@ -189,7 +223,8 @@ def _write_outputs(ending: Ending, done: Finished, hear: Steps) -> None:
     if ending.junit:
         from ragrail.reports.junit import junit_xml
 
-        atomic_write_text(ending.junit, junit_xml(result, diff), "--junit report")
+        xml = junit_xml(result, diff, strict=ending.strict)
+        atomic_write_text(ending.junit, xml, "--junit report")
         _wrote(done, hear, "junit", ending.junit)
     if ending.markdown:
         from ragrail.reports.markdown import markdown_summary

@@ -21,6 +21,7 @@ class MergeOptions:
     markdown: Path | None
     metrics: bool
     save_baseline: bool = False
+    strict: bool = False
 
 
 @click.command(context_settings=CONTEXT)

@@ -153,6 +153,7 @@ class ReportOptions(Protocol):
     json_path: Path | None
     junit: Path | None
     markdown: Path | None
+    strict: bool
 
 
 def _describe_inputs(out: Out, prepared: Any) -> None:
@@ -179,6 +180,7 @@ def end_run(
         junit=opts.junit,
         markdown=opts.markdown,
         save_baseline=opts.save_baseline,
+        strict=opts.strict,
     )
     steps = _Printer(opts, project.config, evaluation, out)
     return _verdict(finish(project, evaluation, ending, steps), out)

@@ -30,6 +30,7 @@ class RunOptions:
     json_path: Path | None = None
     junit: Path | None = None
     markdown: Path | None = None
+    strict: bool = False  # --junit: known failures fail too
     metrics: bool = False
     shard: Shard | None = None  # --shard I/N
 

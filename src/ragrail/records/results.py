@@ -206,6 +206,30 @@ class Usage(_Model):
     cached_cost_usd: float | None = Field(default=0.0, ge=0.0)
 
 
+class CaseChange(_Model):
+    """A question of a verdict, and what changed: its WORSE (or fixed) lines' details."""
+
+    id: str
+    changes: list[str]
+
+
+class Verdict(_Model):
+    """The run's verdict as ``ragrail run`` decided it (``ragrail.app.finish``): the exit
+    code and, against the baseline it was compared with, the questions that regressed
+    (each with the checks it lost), were fixed, errored, are new or were removed. A run
+    with no baseline has empty lists and ``baseline`` None."""
+
+    exit_code: int = Field(ge=0, le=3)
+    summary: str  # "no regressions", "2 questions got worse", ...
+    baseline: str | None = None  # the baseline file compared with
+    regressed: list[CaseChange] = Field(default_factory=list)
+    fixed: list[CaseChange] = Field(default_factory=list)
+    errored: list[str] = Field(default_factory=list)
+    new_cases: list[str] = Field(default_factory=list)
+    removed_cases: list[str] = Field(default_factory=list)
+    baseline_saved: bool = False  # --save-baseline accepted this run
+
+
 class RunResult(_Model):
     schema_version: int = SCHEMA_VERSION
     ragrail_version: str = __version__
@@ -218,6 +242,8 @@ class RunResult(_Model):
     judge_stats: dict[str, Stat] = Field(default_factory=dict)
     # judge_stats' totals corrected by human labels, same keys; absent: no validation
     judge_corrected: dict[str, Corrected] = Field(default_factory=dict)
+    # how `ragrail run` ended this run; absent from a run that was not ended by it (a shard)
+    verdict: Verdict | None = Field(default=None, exclude_if=lambda v: v is None)
     cases: list[CaseResult]
 
     def case(self, case_id: str) -> CaseResult | None:

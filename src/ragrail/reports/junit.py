@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 
-from ragrail.diff import Diff, first_error, judge_failed
+from ragrail.diff import Diff, fails, first_error, judge_failed, known_failures
 from ragrail.records.results import RunResult
 from ragrail.text.guard import visible
 
@@ -24,21 +24,32 @@ def _seconds(latency_ms: float) -> str:
     return f"{latency_ms / 1000:.3f}" if math.isfinite(latency_ms) else "0.000"
 
 
-def junit_xml(run: RunResult, diff: Diff | None = None) -> str:
+def junit_xml(run: RunResult, diff: Diff | None = None, strict: bool = False) -> str:
     """A ``testsuites`` document with one ``testsuite`` for the run.
 
     A question whose answer failed is a ``failure`` (message: its problems); one whose
     call failed is an ``error`` (saying so when it passed in the baseline), and so is
     one the judge failed on; a question that got WORSE against the baseline is a
     failure too, even if its answer still passes (its retrieval dropped).
+
+    Against a baseline, a question that fails as it failed there and lost nothing
+    (:func:`ragrail.diff.known_failures`) is ``skipped``, "known failure", so the report
+    agrees with the run's exit code; ``strict`` makes it a failure as without a
+    baseline. A question fixed since the baseline says so in its output.
     """
     worse: dict[str, list[str]] = {}
+    fixed: dict[str, list[str]] = {}
     was_passing: set[str] = set()
+    known: dict[str, str] = {}
     if diff is not None:
         for change in diff.worse:
             worse.setdefault(change.case_id, []).append(change.detail)
+        for change in diff.fixed:
+            fixed.setdefault(change.case_id, []).append(change.detail)
         was_passing = {c.case_id for c in diff.errors}
-    failures = errors = 0
+        if not strict:
+            known = known_failures(diff)
+    failures = errors = skipped = 0
     suite = ET.Element("testsuite", name=visible(run.config.name))
     classname = "ragrail." + "".join(ch if ch.isalnum() else "_" for ch in run.config.name.lower())
     for case in run.cases:
@@ -63,7 +74,13 @@ def junit_xml(run: RunResult, diff: Diff | None = None) -> str:
             ET.SubElement(
                 tc, "error", message=visible(f"judge: {reason}"), type="judge-error"
             ).text = visible(reason)
-        if case.answer_pass is False or case.id in worse:
+        if case.id in known and not case.errored and not judge_failed(case):
+            skipped += 1
+            reason = f"known failure: also fails in the baseline ({known[case.id]})"
+            if case.problems:
+                reason += f": {'; '.join(case.problems)}"
+            ET.SubElement(tc, "skipped", message=visible(reason))
+        elif case.answer_pass is False or case.id in worse or (strict and fails(case)):
             failures += 1
             reasons = list(case.problems) + [
                 f"WORSE vs baseline: {w}" for w in worse.get(case.id, [])
@@ -77,12 +94,14 @@ def junit_xml(run: RunResult, diff: Diff | None = None) -> str:
             ET.SubElement(
                 tc, "failure", message=visible("; ".join(reasons)), type="answer"
             ).text = "\n".join(map(visible, detail))
+        note = "".join(f"fixed vs baseline: {visible(d)}\n" for d in fixed.get(case.id, []))
         ET.SubElement(
             tc, "system-out"
-        ).text = f"Q: {visible(case.question)}\nA: {_answer(case.trace.answer or '')}"
+        ).text = f"{note}Q: {visible(case.question)}\nA: {_answer(case.trace.answer or '')}"
     suite.set("tests", str(len(run.cases)))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
+    suite.set("skipped", str(skipped))
     suite.set("timestamp", visible(run.created_at))
     root = ET.Element(
         "testsuites",

@@ -71,6 +71,7 @@ def diff_json(diff: Diff, verdict: int) -> dict[str, Any]:
             {**asdict(ch), "significant": ch.significant} for ch in diff.judge_changes
         ],
         "judge_notes": list(diff.judge_notes),
+        "graded": {name: {"baseline": a, "run": b} for name, (a, b) in diff.graded.items()},
     }
 
 

@@ -44,6 +44,9 @@ def diff_text(diff: Diff, width: int | None = None) -> str:
         if diff.answer_flips is not None and (diff.answer_flips.worse or diff.answer_flips.better):
             flips = flips_text(diff.answer_flips)
             lines.extend(wrap(f"{' ' * 17}{flips}", w, subsequent=" " * 17))
+    for name, (was, now) in diff.graded.items():
+        if f"{was:.2f}" != f"{now:.2f}":  # shown when it moved: a pass rate may hide it
+            lines.append(f"  {name:<14} {was:.2f} -> {now:.2f}")
     if b.prompt_tokens_mean is not None and r.prompt_tokens_mean is not None:
         old_t, new_t = str(round(b.prompt_tokens_mean)), str(round(r.prompt_tokens_mean))
         lines.append(f"  prompt tokens  {_moved(old_t, new_t)}")
