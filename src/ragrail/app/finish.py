@@ -145,7 +145,8 @@ def finish(
     elif not ending.save_baseline:
         done.exit_code = exit_code(result, done.diff, evaluation.judge_failed)
     saving = ending.save_baseline and done.failed is None
-    result.verdict = verdict(done, saving)
+    # not compared (the Python API's evaluate, which leaves that to compare()): no verdict
+    result.verdict = verdict(done, saving) if ending.compare else None
     hear.before_writing(done)
     _write_outputs(ending, done, hear)
     if saving:
