@@ -15,6 +15,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -110,6 +111,12 @@ class SystemConfig(BaseModel):
     # http: dotted path to the reply's own true/false "I handed this to a person"; absent
     # in a reply: not said. "" reads no such field.
     escalated_field: str = "escalated"
+    # http: dotted paths to what a reply may add (absent in a reply: not said; "" reads
+    # nothing): the ids of the contexts its answer used, scored as citations; its
+    # index's size in chunks; its own settings, a flat object ({"chunk_size": 512})
+    cited_field: str = "cited"
+    index_size_field: str = "index_size"
+    settings_field: str = "settings"
     # Seconds per question: a request (http), or one call of the function (python),
     # after which the question is an ERROR and the run moves on.
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
@@ -151,6 +158,10 @@ class ScoringConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     require_faithful: bool = False  # an unsupported claim fails the answer
+    # Whether an answer must cite a source ([id] in its text, or the system's `cited`):
+    # "auto" requires it unless no answer of the run cites anything (apps built on
+    # LlamaIndex or LangChain defaults write no markers); see ragrail.scoring.citing.
+    require_citation: StrictBool | Literal["auto"] = "auto"
     # Phrases an abstention opens with ("...X": ends its first sentence with X); they
     # replace the defaults (English, German, French, Spanish, Hindi, Japanese).
     abstain_phrases: list[str] = Field(default_factory=lambda: list(DEFAULT_ABSTAIN_PHRASES))
@@ -158,6 +169,13 @@ class ScoringConfig(BaseModel):
     # this to our support team"); see ragrail.scoring.behaviour.
     refuse_phrases: list[str] = Field(default_factory=lambda: list(DEFAULT_REFUSE_PHRASES))
     escalate_phrases: list[str] = Field(default_factory=lambda: list(DEFAULT_ESCALATE_PHRASES))
+
+    @field_validator("require_citation", mode="before")
+    @classmethod
+    def _true_false_or_auto(cls, value: object) -> object:
+        if not isinstance(value, bool) and value != "auto":
+            raise ValueError(f'must be true, false or "auto", not {value!r}')
+        return value
 
     @field_validator("abstain_phrases", "refuse_phrases", "escalate_phrases")
     @classmethod

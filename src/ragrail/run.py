@@ -3,7 +3,7 @@ saved run can be re-scored without calling the system again."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from ragrail.stats import Interval, clustered_rate, mean_intervals, wilson
 if TYPE_CHECKING:  # a run of a user's own system never builds the pipeline
     from ragrail.system.answerers.base import Answerer
     from ragrail.system.pipeline import Pipeline
+    from ragrail.text.names import DocumentNames
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -182,10 +183,18 @@ def score_run(
     options: ScoringOptions | None = None,
     pipeline: Pipeline | None = None,
 ) -> RunResult:
-    """Score every trace; with the pipeline at hand, also locate the facts retrieval missed."""
+    """Score every trace; with the pipeline at hand, also locate the facts retrieval missed.
+    Whether answers must cite is decided here, from every answer (``scoring.citing``)."""
+    from dataclasses import replace
+
     from ragrail.gcpause import paused_gc
+    from ragrail.scoring.citing import citation_rule
 
     options = options or ScoringOptions(k=config.top_k)
+    required, citations = citation_rule(options.require_citation, traces, options.cache)
+    options = replace(options, require_citation=required)
+    if citations != config.citations:
+        config = config.model_copy(update={"citations": citations})
     with paused_gc():
         results = score_cases(config.min_score, cases, traces, options, pipeline)
         return RunResult(config=config, totals=compute_totals(results), cases=results)
@@ -319,15 +328,90 @@ def rerun_failures(
 def evaluate_system(
     name: str, golden: GoldenSet, system: Any, options: ScoringOptions | None = None
 ) -> RunResult:
-    """Score a user's own system (a callable, an HTTP endpoint or an outputs file)."""
-    traces = system.traces(golden.cases)
+    """Score a user's own system (a callable, an HTTP endpoint or an outputs file): its
+    contexts' sources read as the documents they name first (:func:`with_document_names`)."""
+    from ragrail.system.adapters.records import named_sources
+    from ragrail.text.names import DocumentNames
+
+    cases = golden.cases
+    traces = system.traces(cases)
     config = system_config(name, system, traces)
-    return score_run(config, golden.cases, traces, options or ScoringOptions(k=config.top_k))
+    options, compared = with_document_names(options or ScoringOptions(k=config.top_k), cases)
+    names = DocumentNames(options.documents)
+    traces = named_sources(traces, names)
+    warn_unknown_sources(traces, names, compared)
+    return score_run(config, cases, traces, options)
+
+
+def with_document_names(
+    options: ScoringOptions, cases: Sequence[Case]
+) -> tuple[ScoringOptions, str]:
+    """``options`` with the names a user's system's sources are read as
+    (``ScoringOptions.documents``): the documents in ``options.docs`` when it holds any,
+    else the golden set's sources; and what they are, as a warning names them."""
+    from dataclasses import replace
+
+    from ragrail.system.corpus import DOC_SUFFIXES
+
+    folder = options.docs
+    names: list[str] = []
+    if folder is not None and folder.is_dir():
+        names = sorted({p.stem for p in folder.iterdir() if p.suffix.lower() in DOC_SUFFIXES})
+    if names and folder is not None:
+        compared = f"the {len(names)} documents in {folder.name}/"
+    else:
+        names = sorted({s for c in cases for s in c.relevance})
+        compared = f"the golden set's {len(names)} sources"
+    return replace(options, documents=tuple(names)), compared
+
+
+def warn_unknown_sources(traces: Iterable[Trace], names: DocumentNames, compared: str) -> None:
+    """A warning when most contexts returned name no document (``adapters.records.
+    unknown_sources``): never a silent 0% hit rate."""
+    import warnings
+
+    from ragrail.system.adapters.records import unknown_sources
+
+    warning = unknown_sources(traces, names, compared)
+    if warning is not None:
+        warnings.warn(warning, stacklevel=3)
+
+
+def settle_citations(
+    config: RunConfig,
+    cases: Sequence[Case],
+    results: list[CaseResult],
+    options: ScoringOptions,
+) -> tuple[RunConfig, list[CaseResult]]:
+    """For a run scored in slices (a backend's), each with "auto" counted as required:
+    the run's citation rule (``scoring.citing``) in its config and, when it drops the
+    requirement, each answer scored again without it (the facts located as missed kept)."""
+    from dataclasses import replace
+
+    from ragrail.diagnose import assign_cause
+    from ragrail.scoring.citing import citation_rule
+    from ragrail.text.matching import normalise
+
+    traces = [r.trace for r in results]
+    required, citations = citation_rule(options.require_citation, traces, options.cache)
+    config = config.model_copy(update={"citations": citations})
+    if required or options.require_citation is False:
+        return config, results  # scored as the rule says already
+    again = replace(options, require_citation=False)
+    normalised = again.cache.memoised(normalise)
+    rescored = []
+    for case, old in zip(cases, results, strict=True):
+        new = score_case(case, old.trace, again)
+        new.missed_facts = old.missed_facts
+        assign_cause(new, config.min_score, normalised)
+        rescored.append(new)
+    return config, rescored
 
 
 def system_config(name: str, system: Any, traces: Sequence[Trace]) -> RunConfig:
     """The run's configuration for a user's own system, as its traces show it: k is the
-    most contexts a question got, the chunks are the distinct ids retrieved."""
+    most contexts a question got, the chunks are the distinct ids retrieved; the index's
+    size and the system's own settings are the first it reported, if it did."""
     top_k = max((len(t.retrieved) for t in traces), default=1) or 1
     return RunConfig(
         name=name,
@@ -339,4 +423,19 @@ def system_config(name: str, system: Any, traces: Sequence[Trace]) -> RunConfig:
         answerer_label=system.label,
         n_chunks=len({c.id for t in traces for c in t.retrieved}),
         n_cases=len(traces),
+        index_size=next((t.index_size for t in traces if t.index_size is not None), None),
+        settings=next((t.settings for t in traces if t.settings), {}),
     )
+
+
+def chunks_text(config: RunConfig) -> str:
+    """The header's count of chunks: the index's (the pipeline's, or what a user's system
+    reported), else what a user's system showed of it: ``62 distinct chunks retrieved``.
+    A user's system is told by its chunking, which is its kind, not the pipeline's."""
+    from ragrail.system.corpus import describe_chunking
+
+    if config.index_size is not None:
+        return f"{config.index_size} chunks"
+    if config.chunking != describe_chunking(config.chunk_words):
+        return f"{config.n_chunks} distinct chunks retrieved"
+    return f"{config.n_chunks} chunks"

@@ -91,6 +91,8 @@ def scoring_options(project: Project, overrides: Overrides | None = None) -> Sco
         abstain_phrases=tuple(cfg.scoring.abstain_phrases),
         refuse_phrases=tuple(cfg.scoring.refuse_phrases),
         escalate_phrases=tuple(cfg.scoring.escalate_phrases),
+        require_citation=cfg.scoring.require_citation,
+        docs=o.docs or project.docs,
     )
 
 

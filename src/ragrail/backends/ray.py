@@ -248,7 +248,7 @@ def _pipeline(ray: Any, p: Prepared, evaluation: Evaluation, progress: Progress 
 
     from ragrail.calls.layer import CallResult, UsageTotals
     from ragrail.records.results import RunResult
-    from ragrail.run import compute_totals
+    from ragrail.run import compute_totals, settle_citations
 
     s, cfg, cases = p.settings, p.project.config, p.golden.cases
     spec, repeats = s.answerer, s.repeats
@@ -293,6 +293,7 @@ def _pipeline(ray: Any, p: Prepared, evaluation: Evaluation, progress: Progress 
         from ragrail.system.answerers import build_answerer
 
         config = run_config(cfg.name, pipeline_for(job.settings), build_answerer(spec), 0, repeats)
+    config, results = settle_citations(config, cases, results, s.scoring)
     result = RunResult(config=config, totals=compute_totals(results), cases=results)
     result.usage = usage.summary() if spec.uses_model else None
     evaluation.result = result
@@ -301,8 +302,15 @@ def _pipeline(ray: Any, p: Prepared, evaluation: Evaluation, progress: Progress 
 def _system(ray: Any, p: Prepared, evaluation: Evaluation) -> None:
     from ragrail.gcpause import paused_gc
     from ragrail.records.results import RunResult
-    from ragrail.run import compute_totals, system_config
+    from ragrail.run import (
+        compute_totals,
+        settle_citations,
+        system_config,
+        warn_unknown_sources,
+        with_document_names,
+    )
     from ragrail.system.adapters import make_system
+    from ragrail.text.names import DocumentNames
 
     cases, s, root = p.golden.cases, p.settings, p.project.root
     with paused_gc():  # an outputs file is read here: one trace per line
@@ -310,7 +318,8 @@ def _system(ray: Any, p: Prepared, evaluation: Evaluation) -> None:
     # an outputs file is read once, here; a live system is asked by the workers
     outputs = p.system is None and p.project.config.system.kind == "outputs"
     traces: Sequence[Any] | None = system.traces(cases) if outputs else None
-    job = SystemJob(root, s.system, s.scoring, p.system)
+    options, compared = with_document_names(s.scoring, cases)
+    job = SystemJob(root, s.system, options, p.system)
     cpus = cluster_cpus(ray)
     parts = [
         (cases[r.start : r.stop], None if traces is None else traces[r.start : r.stop])
@@ -320,6 +329,8 @@ def _system(ray: Any, p: Prepared, evaluation: Evaluation) -> None:
     pieces: list[Piece] = gather(ray, _system_task, job, parts, None, cpus * IN_FLIGHT_PER_CPU)
     results = [r for piece in pieces for r in piece.results]
     config = system_config(p.project.config.name, system, [r.trace for r in results])
+    warn_unknown_sources([r.trace for r in results], DocumentNames(options.documents), compared)
+    config, results = settle_citations(config, cases, results, options)
     evaluation.result = RunResult(config=config, totals=compute_totals(results), cases=results)
 
 

@@ -117,11 +117,15 @@ def system_piece(job: SystemJob, cases: Sequence[Case], traces: Sequence[Trace] 
     """Score one slice of the user's system: ``traces`` when the driver has them (an
     outputs file), else this slice's questions are put to the system here."""
     from ragrail.run import score_cases
+    from ragrail.system.adapters.records import named_sources
+    from ragrail.text.names import DocumentNames
 
     if traces is None:
         from ragrail.system.adapters import make_system
 
         traces = make_system(job.config, job.root, job.system).traces(cases)
+    # the sources read as the documents they name (job.options.documents: the driver's)
+    traces = named_sources(traces, DocumentNames(job.options.documents))
     return Piece(score_cases(0.0, cases, traces, job.options))
 
 

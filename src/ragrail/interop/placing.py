@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ragrail.system.corpus import chunk_by_section, load_documents
 from ragrail.text.matching import find, normalise, slug
+from ragrail.text.names import DocumentNames
 
 _WORD = re.compile(r"\w+")
 HEAD_WORDS = 8  # most words of a passage's start that find its section when none holds it all
@@ -81,25 +82,14 @@ class Placer:
         self._chunks: dict[str, list[tuple[str, str, str]]] = {d.name: [] for d in docs}
         for chunk in chunk_by_section(docs):
             self._chunks[chunk.source].append((chunk.id, normalise(chunk.text), words(chunk.text)))
-        self._by_key: dict[str, str] = {}
-        for name in self.names:
-            for key in (name, name.casefold(), slug(name)):
-                self._by_key.setdefault(key, name)
+        self._named = DocumentNames(self.names)
         self.tally = Tally()
         self._found: dict[str, tuple[list[str], str]] = {}  # a passage recurs across questions
 
     def document_named(self, hint: str | None) -> str | None:
         """The document a recorded name points at: ``refunds``, ``docs/refunds.md``,
         ``https://help.example.com/refunds.html?x=1``, ``Refunds``; None when none."""
-        if not hint or not hint.strip():
-            return None
-        tail = re.split(r"[?#]", hint.strip(), maxsplit=1)[0].rstrip("/")
-        tail = re.split(r"[/\\]", tail)[-1]
-        stem = tail.rsplit(".", 1)[0] if "." in tail else tail
-        for key in (hint.strip(), tail, stem, stem.casefold(), slug(stem)):
-            if key in self._by_key:
-                return self._by_key[key]
-        return None
+        return self._named.find(hint)
 
     def candidates(self, text: str) -> tuple[list[str], str]:
         """The documents holding the passage, and how it was found (``text`` or ``words``)."""

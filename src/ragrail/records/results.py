@@ -22,6 +22,8 @@ from ragrail.jsonio import load_json, parse_json
 from ragrail.records.base import Count as Count
 from ragrail.records.base import Model
 from ragrail.records.base import Rate as Rate
+from ragrail.records.config import RunConfig as RunConfig
+from ragrail.records.config import Setting as Setting
 from ragrail.records.trace import ArticleScores as ArticleScores
 from ragrail.records.trace import CallUsage as CallUsage
 from ragrail.records.trace import Claim as Claim
@@ -128,26 +130,6 @@ class CaseResult(_Model):
                 if c.passed is not None:
                     held[JUDGE + c.name] = int(c.passed)
         return held
-
-
-class RunConfig(_Model):
-    """What was run: enough to say what changed between two runs."""
-
-    name: str
-    chunking: str
-    chunk_words: int | None = Field(default=None, ge=0)
-    top_k: int = Field(ge=1)  # no upper bound: --top-k 10**21 is a (silly) valid run
-    min_score: float
-    retriever: str
-    answerer: str
-    answerer_label: str
-    model: str | None = None
-    repeats: int = Field(default=1, ge=1, le=2**53)
-    n_chunks: Count
-    n_cases: Count
-
-    def describe(self) -> str:
-        return f"{self.chunking}, top_k={self.top_k}"
 
 
 class Stat(_Model):

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from ragrail.records.base import Count, Rate
 from ragrail.records.base import Model as _Model
 from ragrail.text.matching import FactField
+
+# One of a system's own settings: a scalar, as a flat JSON object holds it.
+Setting = StrictBool | StrictInt | StrictFloat | StrictStr
 
 
 class RetrievedChunk(_Model):
@@ -48,10 +51,18 @@ class Trace(_Model):
     prompt_tokens: Count | None = None
     answer: str | None = None
     escalated: bool | None = Field(default=None, exclude_if=lambda e: e is None)  # it said so
+    # the contexts (ids) the system says its answer used, as a LlamaIndex response's
+    # source_nodes: scored as citations are (ragrail.scoring.answers.check_answer)
+    cited: list[str] | None = Field(default=None, exclude_if=lambda c: c is None)
     error: str | None = None
     latency_ms: float = Field(default=0.0, ge=0.0)
     usage: CallUsage | None = None
     samples: list[Sample] = Field(default_factory=list)
+    # What the system said about itself with this answer: its index's size in chunks and
+    # its own settings ({"chunk_size": 512}). The run's config keeps them
+    # (ragrail.run.system_config); never saved per question.
+    index_size: Count | None = Field(default=None, exclude=True)
+    settings: dict[str, Setting] | None = Field(default=None, exclude=True)
 
     def all_samples(self) -> list[Sample]:
         """The first answer and every repeat, in order."""

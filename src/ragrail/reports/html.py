@@ -12,7 +12,10 @@ from collections.abc import Sequence
 
 from ragrail.diff import Diff, first_error, flips_text, pct, run_summary
 from ragrail.records.results import CaseResult, RunResult, Stat
+from ragrail.reports.terminal.scorecard import retrieval_label
+from ragrail.run import chunks_text
 from ragrail.scoring.answers import citation_key, citations
+from ragrail.scoring.citing import citations_note
 from ragrail.store.history import RunRow
 from ragrail.text.guard import escape
 from ragrail.text.matching import contains
@@ -119,6 +122,9 @@ def _scorecard(run: RunResult) -> str:
     ]
     extra = []
     t = run.totals
+    note = citations_note(run.config)
+    if note is not None:
+        extra.append(f"<p id='citations'>{escape(note[0].upper() + note[1:])}.</p>")
     if t.expected:
         from ragrail.scoring.behaviour import describe_counts
 
@@ -249,17 +255,7 @@ BRIEF_NOTE = (
 
 def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str], brief: bool = False) -> str:
     status = "error" if case.errored else ("pass" if case.answer_pass is not False else "fail")
-    retrieval = (
-        "-"
-        if case.retrieval_recall is None
-        else (
-            "hit"
-            if case.retrieval_recall == 1
-            else "MISS"
-            if case.retrieval_recall == 0
-            else pct(case.retrieval_recall)
-        )
-    )
+    retrieval = retrieval_label(case)  # ERROR, not MISS, for a call that failed first
     answer = (
         {"pass": "pass", "fail": "FAIL", "error": "ERROR"}[status]
         if case.answer_runs or case.errored
@@ -409,7 +405,7 @@ def html_report(
         f"<h1>{escape(c.name)}</h1>",
         _verdict(run, diff),
         f"<p class='muted'>{escape(c.chunking)}, top_k={c.top_k}, retriever {escape(c.retriever)}, "
-        f"{c.n_chunks} chunks, {c.n_cases} questions. Answers from {escape(c.answerer_label)}{escape(model)}. "
+        f"{escape(chunks_text(c))}, {c.n_cases} questions. Answers from {escape(c.answerer_label)}{escape(model)}. "
         f"Run at {escape(run.created_at)}.</p>",
         "<h2>Scorecard</h2>",
         _scorecard(run),

@@ -8,7 +8,9 @@ loosely, so whitespace inside the brackets (``[sso #1]``, ``[ sso#1 ]``), full-w
 brackets (``［sso#1］``, ``【sso#1】``), several ids in one pair of brackets
 (``[sso#1, plans#2]``) and the document's name in place of its slug
 (``[Refund Policy#2]``) are all read; an id is compared by its slug
-(:func:`citation_key`), so ``[SSO#1]`` cites ``sso#1``.
+(:func:`citation_key`), so ``[SSO#1]`` cites ``sso#1``. A system may instead say which
+contexts its answer used (``cited``: their ids, as LlamaIndex's ``source_nodes``);
+those ids count as citations written in the answer would.
 
 **Abstention**: an answer abstains when it *is* "I don't know": after leading
 punctuation and politeness ("Sorry,", "Unfortunately,", "Leider", "申し訳ありませんが")
@@ -38,6 +40,7 @@ __all__ = [
     "check_answer",
     "citation_key",
     "citations",
+    "cites",
     "missing_facts",
     "normalise",
     "opens_with",
@@ -339,6 +342,16 @@ def citations(answer: str, cache: ScoringCache | None = None) -> list[str]:
     return out
 
 
+def cites(
+    answers: Iterable[str | None],
+    cited: Sequence[str] | None = None,
+    cache: ScoringCache | None = None,
+) -> bool:
+    """Whether any of ``answers`` cites something (an ``[id]`` read by :func:`citations`,
+    valid or not) or the system named a context its answer used (``cited``)."""
+    return bool(cited) or any(a and citations(a, cache) for a in answers)
+
+
 def missing_facts(
     facts: Sequence[str], answer: str, cache: ScoringCache | None = None
 ) -> list[str]:
@@ -363,6 +376,8 @@ def check_answer(
     abstain_phrases: Iterable[str] = DEFAULT_ABSTAIN_PHRASES,
     missing: Sequence[str] | None = None,
     cache: ScoringCache | None = None,
+    used: Sequence[str] = (),
+    require_citation: bool = True,
 ) -> list[str]:
     """Problems with an answer; [] is a pass. ``missing``: :func:`missing_facts` of this
     answer, when the caller has it already; ``cache``: the run's (see ``scoring.memo``).
@@ -372,6 +387,11 @@ def check_answer(
       was given (``given``: chunk id -> its source article, or just the ids when
       they are ``<source>#<n>``), and at least one citation must point at a chunk
       of a source article. The problems name the citations as they were read.
+
+    The citations are the answer's ``[id]`` markers, then ``used``: the ids of the
+    contexts the system says the answer used. With ``require_citation`` False, an
+    answer citing nothing is no problem; one citing a chunk it was never given, or
+    only chunks of other articles, still is: a citation given is checked.
     """
     if not sources:
         return [] if abstains(answer, abstain_phrases, cache) else ["should say it doesn't know"]
@@ -379,12 +399,15 @@ def check_answer(
         missing = missing_facts(facts, answer, cache)
     problems = [f'missing "{fact}"' for fact in missing]
     cited = citations(answer, cache)
+    if used:
+        cited = list(dict.fromkeys([*cited, *map(citation_key, used)]))
     known = _given_sources(given)
     unknown = list(dict.fromkeys(cid for cid in cited if cid not in known))
     if unknown:
         problems.append(f"cites a chunk it was never given ({', '.join(unknown)})")
     elif not cited:
-        problems.append("no citation")
+        if require_citation:
+            problems.append("no citation")
     elif not any(known[cid] in sources for cid in cited):
         problems.append(f"wrong article cited ({', '.join(dict.fromkeys(cited))})")
     return problems

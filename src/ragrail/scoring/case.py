@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from ragrail.records.case import Case
 from ragrail.records.results import (
@@ -57,6 +58,14 @@ class ScoringOptions:
     refuse_phrases: tuple[str, ...] = DEFAULT_REFUSE_PHRASES  # [scoring] refuse_phrases
     escalate_phrases: tuple[str, ...] = DEFAULT_ESCALATE_PHRASES  # [scoring] escalate_phrases
     language: str = "en"  # [pipeline] language: the claim check's stop words and stemming
+    # [scoring] require_citation. "auto" is the run's to decide, from every answer
+    # (ragrail.scoring.citing); a case scored before it is decided requires one.
+    require_citation: bool | Literal["auto"] = True
+    # What a user's system's returned sources are read as (ragrail.text.names): the
+    # documents' names in ``docs`` (the documents folder), else the golden set's sources;
+    # filled in for the run by ragrail.run.with_document_names.
+    docs: Path | None = None
+    documents: tuple[str, ...] = ()
     # What this run has worked out already (see the module docstring); dataclasses.replace
     # keeps it, so runs made from one options object (a sweep) share it.
     cache: ScoringCache = field(default_factory=ScoringCache, compare=False, repr=False)
@@ -69,14 +78,18 @@ def answer_problems(
     options: ScoringOptions,
     missing: Sequence[str] | None = None,
     escalated: bool | None = None,
+    cited: Sequence[str] = (),
 ) -> tuple[list[str], list[str]]:
     """(all problems, the code-check problems among them) for one answer; ``missing``:
     the case's facts the answer lacks, when the caller has worked them out already;
-    ``escalated``: the system's own word that it escalated (``Trace.escalated``).
+    ``escalated``: the system's own word that it escalated (``Trace.escalated``);
+    ``cited``: the contexts it says the answer used (``Trace.cited``).
 
     The reply must behave as the case expects (:mod:`ragrail.scoring.behaviour`); a case
     expecting an answer must also hold its facts and cite its sources (``check_answer``)."""
-    problems, check_problems, _ = answer_checks(case, answer, given, options, missing, escalated)
+    problems, check_problems, _ = answer_checks(
+        case, answer, given, options, missing, escalated, cited
+    )
     return problems, check_problems
 
 
@@ -87,6 +100,7 @@ def answer_checks(
     options: ScoringOptions,
     missing: Sequence[str] | None = None,
     escalated: bool | None = None,
+    cited: Sequence[str] = (),
 ) -> tuple[list[str], list[str], dict[str, bool]]:
     """:func:`answer_problems`, and whether each check the answer faced held, by name
     (:data:`ragrail.records.results.CHECK_NAMES` says how checks are named): the
@@ -107,7 +121,15 @@ def answer_checks(
         if missing is None:
             missing = missing_facts(case.facts, answer, options.cache)
         found = check_answer(
-            case.facts, case.sources, answer, given, options.abstain_phrases, missing, options.cache
+            case.facts,
+            case.sources,
+            answer,
+            given,
+            options.abstain_phrases,
+            missing,
+            options.cache,
+            cited,
+            options.require_citation is not False,
         )
         problems += found
         if case.sources:  # with no sources, check_answer asks for an abstention
@@ -215,9 +237,9 @@ def score_case(case: Case, trace: Trace, options: ScoringOptions | None = None) 
     for i, text in enumerate(texts):
         try:
             # the first is the answer scored above, and the one the system's flag is about
-            known, flag = (missing, trace.escalated) if i == 0 else (None, None)
+            known, flag, cited = (missing, trace.escalated, trace.cited) if i == 0 else (None,) * 3
             problems, check_problems, checks = answer_checks(
-                case, text, given, options, known, flag
+                case, text, given, options, known, flag, cited or ()
             )
         except CheckError as exc:
             return _check_failed(CaseResult(**fields), str(exc))

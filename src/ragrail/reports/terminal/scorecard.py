@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 from ragrail.diff import first_error, pct
 from ragrail.records.results import CaseResult, RunResult, Stat, Totals, Usage
+from ragrail.run import chunks_text
+from ragrail.scoring.citing import citations_note
 from ragrail.text.guard import visible
 
 if TYPE_CHECKING:
@@ -24,9 +26,12 @@ from ragrail.reports.terminal.layout import (
 
 def retrieval_label(case: CaseResult) -> str:
     """``hit`` when every fact came back, ``MISS`` when none did, the recall otherwise,
-    and ``-`` for a case with nothing to retrieve."""
+    ``-`` for a case with nothing to retrieve, and ``ERROR`` when its call failed before
+    anything came back (not a miss: nobody knows what retrieval would have found)."""
     if case.retrieval_recall is None:
         return "-"
+    if case.errored and not case.trace.retrieved:
+        return "ERROR"
     if case.retrieval_recall == 1.0:
         return "hit"
     if case.retrieval_recall == 0.0:
@@ -61,7 +66,7 @@ def header(run: RunResult, width: int | None = None) -> list[str]:
     model = f" ({c.model})" if c.model else ""
     return [
         *wrap(
-            f"{visible(c.name)}: {visible(c.chunking)}, top_k={c.top_k}, {c.n_chunks} chunks, "
+            f"{visible(c.name)}: {visible(c.chunking)}, top_k={c.top_k}, {chunks_text(c)}, "
             f"{c.n_cases} golden questions",
             w,
             subsequent="  ",
@@ -283,6 +288,9 @@ def totals_lines(run: RunResult) -> list[str]:
         stat_line(f"recall@{k}", st.get("recall"), True, lost),
         stat_line("answers pass", st.get("answer_pass_rate"), True, answers_note(t)),
     ]
+    note = citations_note(run.config)
+    if note is not None:  # answers passed without citing: say so beside their rate
+        out.append(f"  {note}")
     if t.expected:  # questions that should refuse or escalate are counted apart
         from ragrail.scoring.behaviour import describe_counts
 

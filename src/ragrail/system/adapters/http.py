@@ -112,6 +112,7 @@ class HttpSystem:
             "id": "-",
             "answer": answer,
             "escalated": escalated,
+            **self._about(data),
             "contexts": [
                 {
                     "id": str(get_path(x, c.context_id_field) or f"context#{i}"),
@@ -123,6 +124,33 @@ class HttpSystem:
             ],
         }
         return parse_output(record, f"system.url {c.url}")
+
+    def _about(self, data: Any) -> dict[str, Any]:
+        """What the reply adds beyond the answer, where it says it: the contexts its answer
+        used (``cited_field``: their ids), its index's size (``index_size_field``) and its
+        own settings (``settings_field``). Absent or null: not said; a field path of ""
+        reads nothing."""
+        c, out = self.cfg, {}
+        for key, path in (
+            ("cited", c.cited_field),
+            ("index_size", c.index_size_field),
+            ("settings", c.settings_field),
+        ):
+            value = _find(data, path) if path else None
+            if value is not _MISSING and value is not None:
+                out[key] = value
+        cited = out.get("cited")
+        if cited is not None:
+            ok = isinstance(cited, list) and all(
+                isinstance(x, str | int) and not isinstance(x, bool) for x in cited
+            )
+            if not ok:
+                raise InputError(
+                    f"system.cited_field {c.cited_field!r} is {_kind(cited)} in the reply, not "
+                    'a list of context ids (cited_field = "" reads no such field)'
+                )
+            out["cited"] = [str(x) for x in cited]  # ids as the contexts' are read: text
+        return out
 
     def traces(self, cases: list[Case]) -> list[Trace]:
         from ragrail.calls.layer import CallLayer, CallRequest, CallSettings
@@ -170,4 +198,6 @@ def _kind(value: Any) -> str:
         return "true/false"
     if isinstance(value, int | float):
         return "a number"
+    if isinstance(value, dict):
+        return "an object"
     return "a string" if isinstance(value, str) else "a list"

@@ -3,12 +3,15 @@ contexts, validated strictly, and the trace it becomes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from ragrail.errors import InputError
 from ragrail.jsonio import scrub_surrogates
 from ragrail.records.case import Case
-from ragrail.records.results import Trace
+from ragrail.records.results import Setting, Trace
+from ragrail.text.names import DocumentNames
 
 DEFAULT_TIMEOUT = 60.0  # seconds per question for a Python or HTTP system
 
@@ -33,6 +36,12 @@ class OutputRecord(BaseModel):
     escalated: StrictBool | None = None  # the system handed the question to a person
     error: str | None = None
     contexts: list[OutputContext] = Field(default_factory=list)
+    # the ids of the contexts the answer used (LlamaIndex's source_nodes, a LangChain
+    # chain's sources): scored as citations, for an answer that writes no [id] markers
+    cited: list[str] | None = None
+    # what the system says about itself: its index's size in chunks, its own settings
+    index_size: int | None = Field(default=None, ge=0, le=2**53, strict=True)
+    settings: dict[str, Setting] | None = None
 
 
 def record_to_trace(
@@ -65,15 +74,77 @@ def record_to_trace(
             "retrieved": retrieved,
             "answer": record.answer,
             "escalated": record.escalated,
+            "cited": record.cited,
             "error": record.error,
             "latency_ms": latency_ms,
+            "index_size": record.index_size,
+            "settings": record.settings,
         }
+    )
+
+
+def named_sources(traces: Sequence[Trace], names: DocumentNames) -> list[Trace]:
+    """The traces with each context's source read as the document it names
+    (:class:`ragrail.text.names.DocumentNames`: by name, file name, path or URL, in any
+    case), else as the one its id names; a context naming none keeps its source. A trace
+    whose sources all stay is returned as it is, not copied."""
+    if not len(names):
+        return list(traces)
+    seen: dict[str, str | None] = {}  # each distinct source is read once per call
+
+    def read(text: str) -> str | None:
+        if text not in seen:
+            seen[text] = names.find(text)
+        return seen[text]
+
+    out = []
+    for trace in traces:
+        chunks = trace.retrieved
+        named = [c.source if c.source in names else read(c.source) or read(c.id) for c in chunks]
+        if all(n is None or n == c.source for n, c in zip(named, chunks, strict=True)):
+            out.append(trace)
+            continue
+        retrieved = [
+            c if n is None or n == c.source else c.model_copy(update={"source": n})
+            for n, c in zip(named, chunks, strict=True)
+        ]
+        out.append(trace.model_copy(update={"retrieved": retrieved}))
+    return out
+
+
+def unknown_sources(traces: Iterable[Trace], names: DocumentNames, compared: str) -> str | None:
+    """One line when most contexts returned (more than half, counted over every question)
+    name no document of ``names`` after :func:`named_sources`, naming three of them and
+    ``compared`` (what the names are: "the 37 documents in docs/"); None otherwise. Their
+    article scores and citations would read 0 with no other sign of why."""
+    if not len(names):  # nothing to compare with: no documents and no sources
+        return None
+    total = 0
+    unknown: dict[str, int] = {}  # each source that names no document, and its contexts
+    for trace in traces:
+        for c in trace.retrieved:
+            total += 1
+            if c.source not in names:
+                unknown[c.source] = unknown.get(c.source, 0) + 1
+    lost = sum(unknown.values())
+    if not total or lost * 2 <= total:
+        return None
+    shown = ", ".join(repr(s) for s in list(unknown)[:3])
+    known = ", ".join(repr(n) for n in names.names[:3])
+    more = ", ..." if len(names) > 3 else ""
+    return (
+        f"{lost} of the {total} contexts returned name no document ({shown}): their sources "
+        f"and ids were compared with the names of {compared} ({known}{more}), by name, file "
+        "name, path or URL; give each context the document it came from as its source, or "
+        "retrieval and citations score 0"
     )
 
 
 def parse_output(data: object, target: str) -> OutputRecord:
     """Validate what a user's system returned: {answer, contexts: [{id, source, text, score}]},
-    and optionally ``escalated`` (true/false: it handed the question to a person)."""
+    and optionally ``escalated`` (true/false: it handed the question to a person), ``cited``
+    (the ids of the contexts the answer used), ``index_size`` (the chunks in its index) and
+    ``settings`` (its own, a flat object of names to numbers, strings or true/false)."""
     if not isinstance(data, dict):
         raise InputError(
             f"{target} returned {type(data).__name__}; expected an object with "
