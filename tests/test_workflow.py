@@ -19,7 +19,12 @@ from typing import Any
 import pytest
 import yaml
 
+from ragrail import scaffold
+from ragrail.project import load_config
 from ragrail.scaffold import InstallSource, copy_example, install_source_from, workflow_text
+from ragrail.scaffold.plan import WorkflowPlan, app_installs, plan_for, repository_root
+from ragrail.scaffold.steps import INSTALL_STEP, START_STEP
+from ragrail.scaffold.workflow import fill_blocks
 from tests.fake_llm import FakeLLM
 
 REPO = Path(__file__).resolve().parents[1]
@@ -245,9 +250,11 @@ class JobRun:
 _EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
 
-def _expand(value: object, secrets: dict[str, str]) -> str:
+def _expand(value: object, secrets: dict[str, str], workspace: Path | None = None) -> str:
     def one(match: re.Match[str]) -> str:
         expression = match.group(1)
+        if expression == "github.workspace" and workspace is not None:
+            return str(workspace)
         assert expression.startswith("secrets."), f"cannot evaluate {expression!r} in a run step"
         return secrets.get(expression.removeprefix("secrets."), "")  # unset secrets are empty
 
@@ -263,7 +270,8 @@ def run_job(
     extra_env: dict[str, str] | None = None,
 ) -> JobRun:
     """Run a job's `run:` steps the way a GitHub runner does (bash -e, the workflow's, job's
-    and step's env, `if: always()` after a failure); actions (`uses:`) are not run. The one
+    and step's env, `if: always()` after a failure, the job's default working directory and
+    a step's own, from the workspace `workdir`); actions (`uses:`) are not run. The one
     substitution: RAGRAIL_SPEC is this checkout, so the install is offline."""
     secrets = secrets or {}
     job = workflow["jobs"][name]
@@ -301,16 +309,20 @@ def run_job(
             runs.append(StepRun(label, None, ""))
             continue
         assert condition in (None, "always()"), f"{label}: the runner cannot evaluate {condition!r}"
-        assert "shell" not in spec and "working-directory" not in spec
+        assert "shell" not in spec
         env = dict(base)
         for scope in [*scopes, spec.get("env", {})]:
             env.update({k: _expand(v, secrets) for k, v in scope.items()})
         env.update({"RAGRAIL_SPEC": str(REPO), **(extra_env or {})})
         script = files / f"step{number}.sh"
         script.write_text(_expand(spec["run"], secrets))
+        folder = spec.get(
+            "working-directory",
+            job.get("defaults", {}).get("run", {}).get("working-directory", "."),
+        )
         proc = subprocess.run(
             ["bash", "-e", str(script)],  # GitHub's default shell for a run step on Linux
-            cwd=workdir,
+            cwd=workdir / _expand(folder, secrets, workdir),  # relative: from the workspace
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -429,3 +441,412 @@ def test_real_model_job_runs_against_a_local_api_and_reuses_its_replies(venv, tm
         job = run_job(workflow, "real-model", project, venv, {"ANTHROPIC_API_KEY": key}, api)
         assert job.code("eval with Claude (exits 1 on any regression)") == 0, show(job)
         assert fake.count == calls
+
+
+# ------------------------------------------------------------------ each system kind
+
+PYTHON = WorkflowPlan(kind="python", target="mybot.rag:answer", installs=("-r requirements.txt",))
+BARE_PYTHON = WorkflowPlan(kind="python", target="mybot.rag:answer")
+HTTP = WorkflowPlan(kind="http", url="http://localhost:8123/ask", secrets=("BOT_TOKEN",))
+REMOTE = WorkflowPlan(kind="http", url="https://staging.example.org/ask")
+OUTPUTS = WorkflowPlan(kind="outputs", outputs="answers/outputs.jsonl")
+CLAUDE_PIPELINE = WorkflowPlan(kind="pipeline", answerer="anthropic", model="claude-haiku-9")
+OWN = {"python": PYTHON, "bare": BARE_PYTHON, "http": HTTP, "remote": REMOTE, "outputs": OUTPUTS}
+EDIT_NEEDED = "edit the step '{}' in .github/workflows/evals.yml (marked EDIT)"
+SECRET_REF = re.compile(r"\$\{\{ secrets\.([A-Z_][A-Z0-9_]*) \}\}")
+
+
+def render(plan: WorkflowPlan) -> tuple[str, dict[str, Any]]:
+    text = workflow_text(GIT, plan)
+    return text, load(text)
+
+
+def comments(text: str) -> str:
+    return "\n".join(ln.strip() for ln in text.splitlines() if ln.strip().startswith("#"))
+
+
+def run_step_alone(spec: dict[str, Any], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-e", "-c", spec["run"]], cwd=cwd, capture_output=True, text=True, timeout=30
+    )
+
+
+def test_blocks_are_replaced_kept_or_dropped_with_what_they_hold():
+    template = (
+        "a\n  # @@ one\n  kept\n  # @@ end\n# @@ outer\nx\n    # @@ inner\n    y\n"
+        "    # @@ end\n# @@ end\nb\n"
+    )
+    assert fill_blocks(template, {}) == "a\n  kept\nx\n    y\nb\n"
+    assert fill_blocks(template, {"one": ["new", "", "  more"]}) == (
+        "a\n  new\n\n    more\nx\n    y\nb\n"
+    )
+    # a block inside a replaced one goes with it, whatever it would have been
+    assert fill_blocks(template, {"outer": [], "inner": ["z"]}) == "a\n  kept\nb\n"
+
+
+def test_the_built_in_pipeline_is_the_template_as_written():
+    text = workflow_text(GIT)
+    assert text == workflow_text(GIT, WorkflowPlan())
+    assert "@@" not in text
+    assert "the built-in pipeline over the\n# documents, answered by the offline stand-in" in text
+    assert list(load(text)["jobs"]) == ["offline", "real-model-key", "real-model"]
+
+
+@pytest.mark.parametrize("kind", sorted(OWN))
+def test_a_system_of_its_own_gets_one_eval_job_and_no_real_model_job(kind):
+    text, workflow = render(OWN[kind])
+    assert list(workflow["jobs"]) == ["eval"]
+    flat = " ".join(text.replace("#", " ").split())
+    for said in ("no separate real-model job", "no real-model job"):
+        flat = flat.replace(said, "")
+    assert "--claude" not in text and "real-model" not in flat and "ANTHROPIC" not in text
+    assert "stand-in" not in text and "@@" not in text and "offline" not in text
+    assert "labeled" not in triggers(workflow)["pull_request"]["types"]
+    job = workflow["jobs"]["eval"]
+    names = [s.get("name") for s in job["steps"]]
+    # the eval itself is the built-in pipeline's: lint, run with every output, summary, upload
+    assert names.index("install ragrail") < names.index("lint the golden set")
+    assert step(job, "eval (exits 1 on any regression)")["run"] == (
+        "ragrail run --junit junit.xml --markdown summary.md --json results.json"
+    )
+    (restore,) = uses(job, "actions/cache/restore")
+    assert restore["with"]["key"].startswith("ragrail-eval-")
+
+
+def test_comments_describe_the_configured_system():
+    said = {kind: comments(render(plan)[0]) for kind, plan in OWN.items()}
+    said = {kind: " ".join(text.replace("#", " ").split()) for kind, text in said.items()}
+    assert (
+        "your Python function mybot.rag:answer, imported from the project folder"
+        in (said["python"])
+    )
+    assert (
+        "your service at http://localhost:8123/ask: ragrail POSTs each question" in (said["http"])
+    )
+    assert "The job starts it (the step marked EDIT) and waits for its port" in said["http"]
+    assert "reachable from GitHub's runners" in said["remote"]
+    assert (
+        "the answers already in answers/outputs.jsonl: ragrail scores that file and calls "
+        "nothing, so the file must be in the repository" in said["outputs"]
+    )
+    assert "commit the new file with the change" in said["outputs"]
+    for kind in ("python", "http", "remote"):
+        assert "this job is the real run and there is no separate real-model job" in said[kind]
+
+
+def test_a_python_target_installs_what_was_found():
+    _, workflow = render(
+        WorkflowPlan(kind="python", target="bot:answer", installs=("-r requirements.txt", "."))
+    )
+    install = step(workflow["jobs"]["eval"], "install your app's dependencies")
+    assert install["run"].splitlines() == [
+        "python -m pip install -r requirements.txt",
+        "python -m pip install .",
+    ]
+    names = [s.get("name") for s in workflow["jobs"]["eval"]["steps"]]
+    assert names.index("install ragrail") + 1 == names.index("install your app's dependencies")
+    assert "working-directory" not in install  # the project is the repository root
+
+
+def test_a_python_target_with_nothing_found_fails_until_the_step_is_edited(tmp_path):
+    text, workflow = render(BARE_PYTHON)
+    install = step(workflow["jobs"]["eval"], "install your app's dependencies")
+    said = " ".join(comments(text).replace("#", " ").split())
+    assert "EDIT: install your app's dependencies here" in said
+    # what ragrail itself would say, so the user recognises it
+    assert "cannot import 'mybot.rag' for system.target 'mybot.rag:answer': No module named" in (
+        said
+    )
+    proc = run_step_alone(install, tmp_path)
+    assert proc.returncode == 1
+    assert proc.stdout == f"::error::{EDIT_NEEDED.format(INSTALL_STEP)}\n"
+    # the keys the app reads: a commented example, never a value
+    assert "# env:\n    #   OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}" in text
+
+
+def test_an_http_service_is_started_by_an_edited_step_and_waited_for(tmp_path):
+    _, workflow = render(HTTP)
+    job = workflow["jobs"]["eval"]
+    names = [s.get("name") for s in job["steps"]]
+    start, wait = names.index(START_STEP), names.index("wait for localhost:8123")
+    assert names.index("install ragrail") < start < wait < names.index("lint the golden set")
+    proc = run_step_alone(job["steps"][start], tmp_path)
+    assert proc.returncode == 1 and proc.stdout == f"::error::{EDIT_NEEDED.format(START_STEP)}\n"
+    assert "/dev/tcp/localhost/8123" in job["steps"][wait]["run"]
+    # the variables system.headers reads come from secrets of the same name
+    assert job["env"] == {"BOT_TOKEN": "${{ secrets.BOT_TOKEN }}"}
+
+
+def test_the_wait_step_waits_for_the_port_and_fails_without_a_service(tmp_path):
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        plan = WorkflowPlan(kind="http", url=f"http://127.0.0.1:{port}/ask")
+        wait = step(render(plan)[1]["jobs"]["eval"], f"wait for 127.0.0.1:{port}")
+        assert run_step_alone(wait, tmp_path).returncode == 0
+    fast = wait["run"].replace("seq 60", "seq 2")  # nothing listens now: two tries, then out
+    proc = subprocess.run(["bash", "-e", "-c", fast], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1
+    assert f"::error::nothing listens on 127.0.0.1:{port}" in proc.stdout
+
+
+def test_a_remote_service_is_only_called():
+    _, workflow = render(REMOTE)
+    names = [s.get("name") for s in workflow["jobs"]["eval"]["steps"]]
+    assert START_STEP not in names and not any(str(n).startswith("wait for") for n in names)
+    assert "env" not in workflow["jobs"]["eval"]  # no header reads a variable
+
+
+def test_an_outputs_file_must_be_committed(tmp_path):
+    text, workflow = render(OUTPUTS)
+    check = step(workflow["jobs"]["eval"], "check the outputs file is there")
+    assert check["env"] == {"OUTPUTS": "answers/outputs.jsonl"}
+    proc = subprocess.run(
+        ["bash", "-e", "-c", check["run"]],
+        cwd=tmp_path,
+        env={**os.environ, **check["env"]},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1
+    assert "::error::answers/outputs.jsonl (system.path) is not in the repository" in proc.stdout
+    (tmp_path / "answers").mkdir()
+    (tmp_path / "answers" / "outputs.jsonl").write_text("{}\n")
+    env = {**os.environ, **check["env"]}
+    assert subprocess.run(["bash", "-e", "-c", check["run"]], cwd=tmp_path, env=env).returncode == 0
+    assert "schedule" not in triggers(workflow)  # a committed file cannot drift on its own
+    assert "secrets." not in text.replace("Settings > Secrets", "")
+
+
+def test_a_pipeline_with_a_real_answerer_runs_it_with_its_key():
+    text, workflow = render(CLAUDE_PIPELINE)
+    assert list(workflow["jobs"]) == ["eval"]
+    assert workflow["jobs"]["eval"]["env"] == {
+        "ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}"
+    }
+    assert "answered by anthropic (claude-haiku-9)" in text
+    assert triggers(workflow)["schedule"]
+
+
+@pytest.mark.parametrize(
+    "plan", [WorkflowPlan(), CLAUDE_PIPELINE, *OWN.values()], ids=["standin", "claude", *OWN]
+)
+def test_secrets_appear_only_as_references(plan):
+    text = workflow_text(GIT, plan)
+    # every mention of a secret is a reference GitHub fills in at run time: no value, no
+    # other expression reading one
+    assert "secrets." not in SECRET_REF.sub("", text)
+    for name, value in _env_values(load(text)):
+        assert value == f"${{{{ secrets.{name} }}}}" or "secrets" not in value.lower(), name
+
+
+def _env_values(node: Any) -> list[tuple[str, str]]:
+    """Every (name, value) of every env: mapping in the workflow."""
+    found = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "env" and isinstance(value, dict):
+                found += [(k, str(v)) for k, v in value.items()]
+            else:
+                found += _env_values(value)
+    elif isinstance(node, list):
+        for item in node:
+            found += _env_values(item)
+    return found
+
+
+def test_a_project_in_a_subfolder_runs_there_and_installs_from_the_root():
+    plan = WorkflowPlan(
+        kind="python", target="bot:answer", folder="evals", installs=("-r requirements.txt",)
+    )
+    text, workflow = render(plan)
+    job = workflow["jobs"]["eval"]
+    assert job["defaults"] == {"run": {"working-directory": "evals"}}
+    install = step(job, "install your app's dependencies")
+    assert install["working-directory"] == "${{ github.workspace }}"
+    for cache in (*uses(job, "actions/cache/restore"), *uses(job, "actions/cache/save")):
+        assert cache["with"]["path"] == "evals/.ragrail"
+        assert "hashFiles('evals/ragrail.toml', 'evals/golden.*')" in cache["with"]["key"]
+    (upload,) = uses(job, "actions/upload-artifact")
+    assert all(p.startswith("evals/") for p in upload["with"]["path"].split())
+    script = uses(job, "actions/github-script")[0]
+    assert "readFileSync('evals/summary.md'" in script["with"]["script"]
+    assert "hashFiles('evals/summary.md')" in script["if"]
+    assert "is in evals/ of this repository" in text
+
+    _, standin = render(WorkflowPlan(folder="evals"))
+    assert standin["jobs"]["real-model"]["defaults"] == {"run": {"working-directory": "evals"}}
+    (upload,) = uses(standin["jobs"]["real-model"], "actions/upload-artifact")
+    assert all(p.startswith("evals/") for p in upload["with"]["path"].split())
+
+
+# ------------------------------------------------------------------ reading the project
+
+
+def write_project(folder: Path, system: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "ragrail.toml").write_text(f'name = "Bot"\n\n[system]\n{system}\n')
+    return folder
+
+
+def test_the_plan_reads_the_system_and_finds_the_apps_requirements(tmp_path):
+    repo = tmp_path / "repo"
+    project = write_project(repo / "evals", 'kind = "python"\ntarget = "bot:answer"')
+    (repo / ".git").mkdir()
+    (repo / "requirements.txt").write_text("llama-index\n")
+    (project / "pyproject.toml").write_text('[project]\nname = "bot"\nversion = "1"\n')
+    assert repository_root(project) == repo.resolve()
+    plan = plan_for(load_config(project / "ragrail.toml"), repo)
+    assert (plan.kind, plan.target, plan.folder) == ("python", "bot:answer", "evals")
+    assert plan.installs == ("-r requirements.txt", "./evals")
+
+    # tools' settings alone are no package; requirements.txt beside the project is found
+    (project / "pyproject.toml").write_text("[tool.ruff]\nline-length = 99\n")
+    (project / "requirements.txt").write_text("rank-bm25\n")
+    (repo / "requirements.txt").unlink()
+    assert app_installs(project.resolve(), repo.resolve()) == ("-r evals/requirements.txt",)
+    (project / "requirements.txt").unlink()
+    assert app_installs(project.resolve(), repo.resolve()) == ()
+
+
+def test_the_plan_names_the_secrets_the_headers_read(tmp_path):
+    system = (
+        'kind = "http"\nurl = "http://localhost:8000/ask"\n'
+        'headers = { Authorization = "Bearer ${BOT_TOKEN}", X-Team = "${TEAM}-${BOT_TOKEN}" }'
+    )
+    plan = plan_for(load_config(write_project(tmp_path, system) / "ragrail.toml"))
+    assert plan.secrets == ("BOT_TOKEN", "TEAM") and plan.folder == ""
+
+
+def test_the_bundled_outputs_example_gets_the_outputs_workflow(tmp_path):
+    dest = tmp_path / "lr"
+    copy_example("late-refund", dest, GIT)
+    workflow = load((dest / ".github" / "workflows" / "evals.yml").read_text())
+    assert list(workflow["jobs"]) == ["eval"]
+    check = step(workflow["jobs"]["eval"], "check the outputs file is there")
+    assert (dest / check["env"]["OUTPUTS"]).is_file()  # committed with the example
+
+
+# ------------------------------------------------------------------ the command
+
+
+def test_workflow_writes_the_file_at_the_repository_root_and_says_what_is_left(
+    cli, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(scaffold, "installed_source", lambda: GIT)
+    repo = tmp_path / "repo"
+    project = write_project(repo / "evals", 'kind = "python"\ntarget = "bot:answer"')
+    (repo / ".git").mkdir()
+    r = cli("workflow", cwd=project)
+    assert r.code == 0, r.err
+    written = repo / ".github" / "workflows" / "evals.yml"
+    assert r.out.splitlines() == [
+        f"Wrote {written} for the python target bot:answer. Before you commit it:",
+        f"  - edit the step '{INSTALL_STEP}' (no requirements.txt or pyproject.toml)",
+        "  - pass the keys your app reads as secrets (the env marked EDIT)",
+    ]
+    assert not (project / ".github").exists()
+    assert load(written.read_text())["jobs"]["eval"]["defaults"]["run"] == {
+        "working-directory": "evals"
+    }
+
+    r = cli("workflow", cwd=project)
+    assert r.code == 2 and "the workflow exists; --force replaces it" in r.err
+
+    (repo / "requirements.txt").write_text("llama-index\n")
+    r = cli("workflow", "--force", "-q", cwd=project)
+    assert r.code == 0 and r.out == f"Wrote {written} for the python target bot:answer.\n"
+    install = step(load(written.read_text())["jobs"]["eval"], INSTALL_STEP)
+    assert install["run"] == "python -m pip install -r requirements.txt\n"
+
+    r = cli("workflow", "-o", "-", cwd=project)
+    assert r.code == 0 and load(r.out)["jobs"]["eval"]["steps"]
+    assert "Wrote the workflow" in r.err
+
+
+def test_workflow_never_overwrites_a_project_file(cli, tmp_path, monkeypatch):
+    monkeypatch.setattr(scaffold, "installed_source", lambda: GIT)
+    project = write_project(tmp_path, 'kind = "outputs"\npath = "outputs.jsonl"')
+    before = (project / "ragrail.toml").read_text()
+    r = cli("workflow", "--force", "-o", "ragrail.toml", cwd=project)
+    assert r.code == 2 and "would overwrite the project file" in r.err
+    assert (project / "ragrail.toml").read_text() == before
+
+
+# ------------------------------------------------------------------ a python target's job, run
+
+APP = """import refundlib
+
+
+def answer(question):
+    return {
+        "answer": refundlib.TEXT + " [refunds]",
+        "contexts": [{"id": "refunds", "source": "refunds", "text": refundlib.TEXT}],
+    }
+"""
+
+
+def test_a_python_targets_job_installs_its_requirements_then_runs(cli, venv, tmp_path, monkeypatch):
+    """A repository with its app's library beside it, named in requirements.txt at the root,
+    and the project in evals/: the job written by `ragrail workflow` installs it, runs there
+    and passes; the app cannot be imported without that install."""
+    monkeypatch.setattr(scaffold, "installed_source", lambda: GIT)
+    repo = tmp_path / "repo"
+    library = repo / "refundlib"
+    (library / "refundlib").mkdir(parents=True)
+    (library / "refundlib" / "__init__.py").write_text(
+        'TEXT = "Ask for a refund within 30 days."\n'
+    )
+    (library / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n\n'
+        '[project]\nname = "refundlib"\nversion = "1.0"\n'
+    )
+    (repo / "requirements.txt").write_text("./refundlib\n")
+    (repo / ".git").mkdir()
+    project = write_project(repo / "evals", 'kind = "python"\ntarget = "bot:answer"')
+    (project / "bot.py").write_text(APP)
+    (project / "docs").mkdir()
+    (project / "docs" / "refunds.md").write_text("# Refunds\n\nAsk for a refund within 30 days.\n")
+    case = {
+        "id": "window",
+        "question": "How long can I ask for a refund?",
+        "sources": ["refunds"],
+        "facts": ["30 days"],
+    }
+    (project / "golden.json").write_text(json.dumps([case]))
+    assert cli("workflow", cwd=project).code == 0
+    workflow = load((repo / ".github" / "workflows" / "evals.yml").read_text())
+    assert step(workflow["jobs"]["eval"], INSTALL_STEP)["run"] == (
+        "python -m pip install -r requirements.txt\n"
+    )
+
+    job = run_job(workflow, "eval", repo, venv)
+    assert job.ran() == [
+        "install ragrail",
+        INSTALL_STEP,
+        "lint the golden set",
+        "eval (exits 1 on any regression)",
+        "summary",
+    ], show(job)
+    assert all(s.code == 0 for s in job.steps if s.code is not None), show(job)
+    results = json.loads((project / "results.json").read_text())
+    (trace,) = [c["trace"] for c in results["cases"]]
+    assert not trace.get("error") and "30 days" in trace["answer"]
+    assert (project / ".ragrail" / "history.sqlite").is_file()  # in the project, as cached
+
+    # the same job without the install: ragrail cannot import the app (exit 2)
+    uninstall = subprocess.run(
+        [venv / "bin" / "python", "-m", "pip", "uninstall", "-y", "refundlib"],
+        capture_output=True,
+        text=True,
+    )
+    assert uninstall.returncode == 0, uninstall.stdout + uninstall.stderr
+    workflow["jobs"]["eval"]["steps"] = [
+        s for s in workflow["jobs"]["eval"]["steps"] if s.get("name") != INSTALL_STEP
+    ]
+    job = run_job(workflow, "eval", repo, venv)
+    assert job.code("eval (exits 1 on any regression)") == 2, show(job)
+    assert "No module named 'refundlib'" in show(job)

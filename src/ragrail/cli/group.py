@@ -103,6 +103,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "sweep",
         "Try every combination of chunking x retriever x k x min score and tabulate the totals.",
     ),
+    "workflow": (
+        "ragrail.cli.project",
+        "workflow",
+        "Write the GitHub Actions workflow that fits the project's system under test.",
+    ),
 }
 
 

@@ -1,4 +1,4 @@
-"""Setting a project up: ``init``, ``example``, ``add`` and ``lint``."""
+"""Setting a project up: ``init``, ``example``, ``workflow``, ``add`` and ``lint``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ragrail.cli.common import CONTEXT, PATH, json_option, load_project
+from ragrail.cli.common import CONTEXT, OUT_PATH, PATH, json_option, load_project
 from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK, EXIT_REGRESSION, InputError
 
@@ -129,6 +129,53 @@ def init(folder: Path) -> int:
         + "".join(f"  {p.relative_to(folder)}\n" for p in written)
         + "Next: put your documents in docs/, label questions (ragrail add), then\n"
         "  ragrail lint && ragrail run --save-baseline"
+    )
+    return EXIT_OK
+
+
+@click.command(context_settings=CONTEXT)
+@click.option("--config", "-c", type=PATH, help="Project file (default: ./ragrail.toml).")
+@click.option(
+    "--output",
+    "-o",
+    type=OUT_PATH,
+    metavar="PATH|-",
+    help="Where to write it (default: .github/workflows/evals.yml in the repository's root; "
+    "-: standard output).",
+)
+@click.option("--force", is_flag=True, help="Replace the file if it exists.")
+@output_options()
+def workflow(config: Path | None, output: Path | None, force: bool) -> int:
+    """Write the GitHub Actions workflow that fits the project's system under test.
+
+    The built-in pipeline gets an offline job and a real-model (--claude) job; a Python
+    target a job that installs the app's requirements.txt / pyproject.toml (or a step
+    marked EDIT that fails until edited); an HTTP service a step to start it and a wait
+    for its port; an outputs file a check that it is committed. Run it again (--force)
+    after changing [system]; refuses to overwrite a file otherwise.
+    """
+    from ragrail.fileio import atomic_write_text
+    from ragrail.outputs import guard_outputs
+    from ragrail.scaffold import project_workflow, workflow_home
+    from ragrail.scaffold.steps import system_name, to_do
+
+    project = load_project(config, None)
+    target = output or workflow_home(project)
+    (path,) = guard_outputs([(target, "workflow")], project, stdout=lambda what: True)
+    if path is not None and not force and (path.exists() or path.is_symlink()):
+        raise InputError("the workflow exists; --force replaces it", str(path))
+    text, plan = project_workflow(project, "the workflow" if path is None else str(path))
+    if path is None:
+        click.echo(text, nl=False)
+    else:
+        atomic_write_text(path, text, "workflow")
+    out = Out(target)
+    done = f"Wrote {'the workflow' if path is None else path} for {system_name(plan)}."
+    todo = to_do(plan)
+    out.verdict(
+        done
+        if out.quiet or not todo
+        else f"{done} Before you commit it:\n" + "\n".join(f"  - {line}" for line in todo)
     )
     return EXIT_OK
 
