@@ -39,9 +39,7 @@ def sampled(cid: str, passes: int, runs: int) -> CaseResult:
 def run(
     cases: list[CaseResult], answerer: str = "standin", top_k: int = 3, model=None
 ) -> RunResult:
-    return run_result(
-        cases, top_k=top_k, answerer=answerer, answerer_label=answerer, model=model
-    )
+    return run_result(cases, top_k=top_k, answerer=answerer, answerer_label=answerer, model=model)
 
 
 def test_per_question_diff_catches_what_totals_hide():
@@ -284,3 +282,20 @@ def test_comparing_leaves_the_garbage_collector_as_it_found_it():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_systems_own_settings_and_the_citation_rule_are_config_changes():
+    base = run_result([case("a", 1.0, True)], top_k=3, settings={"chunk_size": 512, "top_k": 3})
+    new = run_result(
+        [case("a", 1.0, True)],
+        top_k=1,
+        settings={"top_k": 1, "splitter": "sentence"},
+        citations="none cited",
+    )
+    assert config_changes(base, new) == [
+        "top_k 3 -> 1",  # the system's own top_k says the same: one line
+        "chunk_size 512 -> -",
+        "splitter - -> sentence",
+        "citations required -> not required",
+    ]
+    assert config_changes(new, new.model_copy(deep=True)) == []

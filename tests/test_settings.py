@@ -39,3 +39,20 @@ def test_the_backend_is_checked_before_the_answerer(project):
         resolve(project, Overrides(address="h:1", claude=True, answerer="openai"))
     with pytest.raises(InputError, match="contradict"):
         resolve(project, Overrides(claude=True, answerer="openai"))
+
+
+def test_require_citation_is_auto_unless_the_file_says_true_or_false(project, tmp_path):
+    from ragrail.project import load_config
+
+    options = scoring_options(project, Overrides(docs=tmp_path))
+    assert (options.require_citation, options.docs) == ("auto", tmp_path)
+    assert scoring_options(project).docs == project.docs
+    for written, expected in (("true", True), ("false", False), ('"auto"', "auto")):
+        (tmp_path / "ragrail.toml").write_text(f"[scoring]\nrequire_citation = {written}\n")
+        assert scoring_options(load_config(tmp_path / "ragrail.toml")).require_citation == expected
+    for bad in ('"yes"', "1", '"true"'):
+        (tmp_path / "ragrail.toml").write_text(f"[scoring]\nrequire_citation = {bad}\n")
+        with pytest.raises(
+            InputError, match=r"key 'scoring\.require_citation': must be true, false"
+        ):
+            load_config(tmp_path / "ragrail.toml")

@@ -202,9 +202,7 @@ def test_the_pieces_of_a_saved_run_are_its_json_exactly(project, monkeypatch):
         assert b"".join(part.json_pieces()).decode() == part.to_json()
 
 
-def test_a_large_run_is_saved_with_the_quick_check_and_still_refuses_nan(
-    project, monkeypatch
-):
+def test_a_large_run_is_saved_with_the_quick_check_and_still_refuses_nan(project, monkeypatch):
     import ragrail.records.results as results
 
     monkeypatch.setattr(results, "READ_BACK_UP_TO", 0)  # every run counts as large
@@ -239,3 +237,23 @@ def test_a_large_run_whose_text_says_nan_is_still_saved(project, monkeypatch):
     run.save(out)
     assert load_run(out, "results") == run
     assert not [p.name for p in project.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_what_a_system_reports_is_saved_only_when_it_reported_it():
+    from ragrail.records.results import RunConfig
+
+    base = {
+        "name": "n", "chunking": "python callable", "top_k": 3, "min_score": 0.0,
+        "retriever": "python", "answerer": "python", "answerer_label": "python", "n_chunks": 9,
+        "n_cases": 2,
+    }  # fmt: skip
+    plain = json.loads(RunConfig(**base).model_dump_json())  # as before the new fields
+    assert set(plain) == {*base, "chunk_words", "model", "repeats"}
+    full = RunConfig(**base, index_size=40, settings={"top_k": 3, "x": "y"}, citations="off")
+    saved = json.loads(full.model_dump_json())
+    assert (saved["index_size"], saved["settings"], saved["citations"]) == (
+        40, {"top_k": 3, "x": "y"}, "off",
+    )  # fmt: skip
+    assert RunConfig.model_validate(saved) == full
+    with pytest.raises(ValueError, match="settings"):
+        RunConfig(**base, settings={"nested": {"a": 1}})

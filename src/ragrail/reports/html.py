@@ -322,13 +322,15 @@ def _case(case: CaseResult, worse_ids: set[str], fixed_ids: set[str], brief: boo
 
 
 def _citations_html(case: CaseResult) -> str:
-    """The citations read in the answer, each with the chunk it resolved to, so a
-    citation the model wrote loosely (``[sso #1]``, ``【sso#1】``) can be checked."""
+    """The citations read in the answer, then those the system said it used (``cited``),
+    each with the chunk it resolved to, so a citation the model wrote loosely
+    (``[sso #1]``, ``【sso#1】``) can be checked."""
     if case.trace.answer is None or not case.sources:
         return ""
     given = {citation_key(c.id): c for c in case.trace.retrieved}
     items = []
-    for cid in dict.fromkeys(citations(case.trace.answer)):
+    used = map(citation_key, case.trace.cited or ())
+    for cid in dict.fromkeys([*citations(case.trace.answer), *used]):
         chunk = given.get(cid)
         if chunk is None:
             items.append(f"<li class='fail'>{escape(cid)}: never given to the model</li>")
