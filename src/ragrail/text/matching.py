@@ -4,7 +4,8 @@
 diagnosis and the HTML report all call this module, so a fact found in one place
 is found in all of them.
 
-**Normalisation** (:func:`normalise`), applied to the text and to the fact alike:
+**Normalisation** (:func:`normalise`), applied to the text (and, but for the markup, to
+the fact):
 
 - Unicode NFKC, then case folding (``Straße`` = ``STRASSE``, a decomposed ``café``
   = a composed one, the ligature ``ﬁle`` = ``file``, fullwidth ``３０`` = ``30``);
@@ -12,9 +13,9 @@ is found in all of them.
   removed: they are invisible, and editors and CMSs insert them;
 - curly quotes made straight (models write ``don’t``), dashes and the minus sign
   made ``-`` (``9–5`` = ``9-5``);
-- Markdown emphasis and code marks (``*``, ``_``, `````` ` ``````, one to three) at the edge of a
-  word removed, since models and help centers write ``within **30 days**``;
-  ``snake_case`` and ``5 * 3`` keep theirs;
+- Markdown emphasis and code marks removed where they pair up as markup
+  (:func:`ragrail.text.markup.markup_spans`), since models and help centers write
+  ``within **30 days**``; ``snake_case``, ``5 * 3`` and a lone ``_logs`` keep theirs;
 - every run of whitespace (NBSP, ideographic space, line breaks) made one space, and
   none kept at either end.
 
@@ -27,6 +28,13 @@ fact that begins or ends with punctuation is free on that side. Scripts written
 without spaces (Han, kana, Hangul, Thai, Lao, Khmer, Myanmar) need no boundary:
 ``返金`` is found in ``返金ポリシー``. Combining marks belong to the letter before
 them, so a Devanagari word is not found inside a longer one.
+
+**Facts as written.** A fact is normalised the same way except that markup is not
+removed from it: its ``*``, ``_`` and `````` ` `````` are its own characters. The fact
+``_logs`` is found in ``the _logs folder`` and in ``the `_logs` folder`` but not in
+``your npm logs``; ``__init__`` is found in ``run `__init__.py```` (a code span keeps
+its text) but not in a bare ``__init__.py``, whose ``__`` pair at word edges is bold
+markup, as Markdown renders it (write such names in code marks).
 
 **Facts** come in three forms (:class:`Fact`): a string; ``{"any": ["10%", "10
 percent"]}``, found when one alternative is; ``{"regex": "..."}``, searched in the
@@ -45,6 +53,8 @@ from typing import Annotated, Any
 
 from pydantic import PlainSerializer, PlainValidator
 
+from ragrail.text.markup import has_marks, markup_spans, unmark
+
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 # Regexes, not str.translate: translate with a mapping walks non-ASCII text 50x slower.
 _INVISIBLE = re.compile(f"[{ZERO_WIDTH}]")
@@ -52,9 +62,6 @@ _PLAIN = {"\u2018": "'", "\u2019": "'", "\u201b": "'", "\u201c": '"', "\u201d": 
 _PLAIN.update(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"))
 _FANCY = re.compile(f"[{''.join(_PLAIN)}]")
 _NUMBER_JOINERS = ".,"
-# An emphasis or code mark opens before a word or closes after one; inside a word
-# (snake_case) or between spaces (5 * 3) it is text.
-_MARKUP = re.compile(r"(?<!\w)[*_`]{1,3}(?=[^\s*_`])|(?<=[^\s*_`])[*_`]{1,3}(?!\w)")
 
 # Scripts written without spaces between words: a fact in them needs no boundary.
 _SPACELESS = (
@@ -76,10 +83,6 @@ _SPACELESS = (
 )
 
 
-def _unmark(text: str) -> str:
-    return _MARKUP.sub("", text) if ("*" in text or "_" in text or "`" in text) else text
-
-
 def _fold(text: str) -> str:
     """Normalisation without the markup removal and whitespace collapse (see the module
     docstring)."""
@@ -95,8 +98,17 @@ def normalise(text: str) -> str:
     same chunk is normalised for retrieval, relevance and diagnosis of many questions."""
     # split() breaks at the characters regex \s matches (str.isspace), many times faster
     if text.isascii():
-        return " ".join(_unmark(text.lower()).split())
-    return " ".join(_unmark(_fold(text)).split())
+        return " ".join(unmark(text.lower()).split())
+    return " ".join(unmark(_fold(text)).split())
+
+
+@lru_cache(maxsize=8192)
+def normalise_fact(text: str) -> str:
+    """A fact's text as it is searched for: :func:`normalise` without the markup removal,
+    so the fact keeps its own ``*``, ``_`` and `````` ` `````` (``_logs`` stays ``_logs``)."""
+    if text.isascii():
+        return " ".join(text.lower().split())
+    return " ".join(_fold(text).split())
 
 
 def is_spaceless(ch: str) -> bool:
@@ -170,7 +182,7 @@ class Fact(str):
         self = super().__new__(cls, label)
         self.kind = kind
         self.values = values
-        self.needles = tuple(normalise(v).strip() for v in values) if kind != "regex" else ()
+        self.needles = tuple(normalise_fact(v) for v in values) if kind != "regex" else ()
         self.pattern = re.compile(values[0], re.IGNORECASE) if kind == "regex" else None
         return self
 
@@ -192,7 +204,7 @@ FACT_FORMS = 'a string, {"any": ["...", "..."]} or {"regex": "..."}'
 def _text_value(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{what} must be a string, not {type(value).__name__}")
-    if not normalise(value).strip():
+    if not normalise_fact(value):
         raise ValueError(f"{what} must not be empty")
     return value
 
@@ -297,7 +309,7 @@ def normalise_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
     characters) that follow it, so the result equals :func:`normalise` for all but
     conjoining Hangul Jamo, which NFKC composes across characters.
     """
-    if text.isascii() and not ("*" in text or "_" in text or "`" in text):
+    if text.isascii() and not (has_marks(text) and markup_spans(text)):
         return _ascii_with_offsets(text)
     return _folded_with_offsets(text)
 
@@ -307,15 +319,13 @@ def _folded_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
     chars: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
-    marks = {k for m in _MARKUP.finditer(text) for k in range(m.start(), m.end())}
     i, n = 0, len(text)
     while i < n:
-        if i in marks:
-            i += 1
-            continue
         j = i + 1
-        while j < n and text[j] >= "\x80" and (
-            text[j] in ZERO_WIDTH or unicodedata.category(text[j])[0] == "M"
+        while (
+            j < n
+            and text[j] >= "\x80"
+            and (text[j] in ZERO_WIDTH or unicodedata.category(text[j])[0] == "M")
         ):
             j += 1
         # an ASCII character alone folds to its lower case: no Unicode tables to consult
@@ -334,7 +344,15 @@ def _folded_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
         del chars[-1], starts[-1], ends[-1]
     if chars and chars[0] == " ":
         del chars[0], starts[0], ends[0]
-    return "".join(chars), starts, ends
+    folded = "".join(chars)
+    # Markup found after the white space is collapsed is the markup normalise() finds
+    # before: pairing sees a space as a space however long the run, and an end as one.
+    # A dropped mark touches a non-space on its inner side, so no two spaces meet.
+    drop = {k for a, b in markup_spans(folded) for k in range(a, b)} if has_marks(folded) else ()
+    if not drop:
+        return folded, starts, ends
+    keep = [k for k in range(len(chars)) if k not in drop]
+    return "".join(chars[k] for k in keep), [starts[k] for k in keep], [ends[k] for k in keep]
 
 
 _NON_SPACE = re.compile(r"\S+")

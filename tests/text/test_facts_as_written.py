@@ -1,0 +1,98 @@
+"""A fact keeps its own ``*``, ``_`` and `````` ` ``````; only the text's paired markup goes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ragrail.golden import Case
+from ragrail.records.results import RetrievedChunk, Trace
+from ragrail.scoring.case import score_case
+from ragrail.text.matching import (
+    contains,
+    find,
+    normalise,
+    normalise_with_offsets,
+    original_spans,
+    parse_fact,
+)
+
+
+@pytest.mark.parametrize(
+    ("fact", "text", "found"),
+    [
+        ("_logs", "Check your npm logs.", False),  # the underscore is the fact's own
+        ("_logs", "Look in the `_logs` folder.", True),
+        ("_logs", "Look in the _logs folder.", True),
+        ("_logs", "Look in the **_logs** folder.", True),  # bold around it goes
+        ("_logs", "Look in npm_logs.", False),  # "_" is a word character: inside a word
+        ("logs", "Look in the _logs folder.", False),  # ... and so it binds "logs" too
+        ("__init__", "Edit init.", False),
+        ("__init__", "Edit `__init__.py` first.", True),  # a code span is as written
+        ("__init__", "Edit __init__.py first.", False),  # bare: bold "init", as Markdown has it
+        ("npm ci", "Run **npm ci** now.", True),
+        ("npm ci", "Run **`npm ci`** now.", True),
+        ("npm ci", "Run `npm ci` now.", True),
+        ("*args", "Pass `*args` through.", True),
+        ("**30 days**", "within **30 days**", False),  # a fact's marks are never markup
+        ("**30 days**", "within `**30 days**`", True),
+    ],
+)
+def test_facts_keep_their_own_marks(fact: str, text: str, found: bool) -> None:
+    assert contains(fact, text) is found
+
+
+def test_fact_needles_are_the_fact_as_written() -> None:
+    assert parse_fact("_Logs").needles == ("_logs",)
+    assert parse_fact({"any": ["__init__", "**Init**"]}).needles == ("__init__", "**init**")
+    assert find("_logs", normalise("the `_logs` folder")) == (4, 9)
+
+
+def test_highlights_point_at_the_fact_inside_the_code_marks() -> None:
+    text = "the `_logs` folder"
+    assert original_spans(["_logs"], text) == [(5, 10)]
+    assert original_spans(["_logs"], "your npm logs") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the `_logs` folder",
+        "**bold *em***",
+        "Возврат в течение **30\u00a0дней**, см. `npm ci`.",
+        "\u200b_a_ \u3000 *b*\u200b",
+        "x ＊ｙ＊ z",  # fullwidth marks become * under NFKC
+    ],
+)
+def test_offsets_agree_with_normalise_on_markup(text: str) -> None:
+    norm, starts, ends = normalise_with_offsets(text)
+    assert norm == normalise(text)
+    assert len(starts) == len(ends) == len(norm)
+
+
+def test_offsets_agree_with_normalise_on_random_marked_text() -> None:
+    rng = random.Random(23)
+    alphabet = "ab1 _*`.,\n-é\u0301\u200b\u00a0＊ß"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        assert normalise_with_offsets(text)[0] == normalise(text), repr(text)
+
+
+def _answer_has_fact(answer: str) -> bool:
+    case = Case(id="logs", question="Where are the logs?", sources=["debugging"], facts=["_logs"])
+    chunk = RetrievedChunk(
+        id="debugging#1",
+        source="debugging",
+        rank=1,
+        score=1.0,
+        text="Logs go to the `_logs` folder.",
+    )
+    result = score_case(case, Trace(case_id="logs", retrieved=[chunk], answer=answer))
+    assert result.facts_retrieved == ["_logs"]  # the chunk's code span holds it
+    return result.correctness == 1.0
+
+
+def test_scoring_does_not_take_logs_for_the_logs_folder() -> None:
+    assert _answer_has_fact("They are in the `_logs` folder [debugging#1].")
+    assert not _answer_has_fact("Check your npm logs [debugging#1].")
