@@ -11,35 +11,56 @@ since a stand-in's answers say nothing about a real model's and vice versa.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING
 
+from ragrail.diff.checks import (
+    GRADED,
+    check_changes,
+    facts_lost,
+    graded_drop,
+    graded_means,
+)
+from ragrail.diff.lines import (
+    SIGNIFICANCE,
+    BaselineCaseLike,
+    BaselineRun,
+    Change,
+    Kind,
+    by_id,
+    fisher_one_sided,
+    p_text,
+    pct,
+    rounded_score,
+)
 from ragrail.gcpause import paused_gc
 from ragrail.records.results import CaseResult, RunResult
 from ragrail.stats import McNemar, mcnemar_exact
-from ragrail.store.baseline.records import rounded
 
 if TYPE_CHECKING:
     from ragrail.judge.correct import CorrectedChange
-    from ragrail.store.baseline import Baseline, BaselineCase
 
-Kind = Literal["fixed", "WORSE", "ERROR", "lower"]
-# What a run is compared with: a whole saved run, or a compact baseline (ragrail.store.baseline);
-# of a baseline's cases compare reads only the verdicts both kinds have.
-BaselineRun: TypeAlias = "RunResult | Baseline"
-BaselineCaseLike: TypeAlias = "CaseResult | BaselineCase"
-
-
-@dataclass(frozen=True)
-class Change:
-    case_id: str
-    kind: Kind
-    aspect: Literal["retrieval", "answer", "error", "score"]
-    detail: str
-
-    def line(self) -> str:
-        return f"{self.kind}:  {self.case_id}: {self.detail}"
+__all__ = [
+    "GRADED",
+    "SIGNIFICANCE",
+    "BaselineCaseLike",
+    "BaselineRun",
+    "Change",
+    "Diff",
+    "Kind",
+    "answer_flip_test",
+    "compare",
+    "config_changes",
+    "error_phrases",
+    "fails",
+    "first_error",
+    "fisher_one_sided",
+    "flips_text",
+    "judge_failed",
+    "known_failures",
+    "pct",
+    "run_summary",
+]
 
 
 @dataclass
@@ -130,7 +151,7 @@ def flips_text(flips: McNemar) -> str:
     verdict = "significant" if flips.significant else "not significant"
     return (
         f"answer verdicts that flipped: {flips.better} fail -> pass, {flips.worse} pass -> fail "
-        f"(McNemar exact test p={_p(flips.p_value)}, {verdict})"
+        f"(McNemar exact test p={p_text(flips.p_value)}, {verdict})"
     )
 
 
@@ -147,7 +168,7 @@ def known_failures(diff: Diff) -> dict[str, str]:
     the baseline's verdict is comparable (an answer failure needs the same answerer).
     CI reports them as expected failures, so a gate can hold an app that is not at 100%
     (``--strict`` turns this off)."""
-    base = _by_id(diff.baseline)
+    base = by_id(diff.baseline)
     flagged = {c.case_id for c in diff.changes if c.kind in ("WORSE", "ERROR")}
     out = {}
     for new in diff.run.cases:
@@ -184,12 +205,6 @@ def first_error(case: CaseResult) -> str:
     return next((s.error for s in case.trace.all_samples() if s.error), "")
 
 
-@functools.lru_cache(maxsize=1 << 12)  # a diff of 100,000 questions prints few distinct rates
-def pct(value: float | None) -> str:
-    """A rate to the whole percent (``reports.judged.pct_tenths`` keeps one decimal)."""
-    return "-" if value is None else f"{round(value * 100)}%"
-
-
 def config_changes(before: BaselineRun, after: RunResult) -> list[str]:
     """Human-readable list of settings that differ, e.g. ``top_k 3 -> 1``: the run's, each
     setting a user's system reported (``-`` where one run has none), and whether answers
@@ -221,7 +236,10 @@ def _retrieval_change(old: BaselineCaseLike, new: CaseResult, errored: bool) -> 
         return None
     # both sides as a baseline file keeps them (six significant digits): a saved 2/3
     # is the same recall as this run's 2/3, and a last-bit difference is no change
-    old_recall, new_recall = _rounded(old.retrieval_recall), _rounded(new.retrieval_recall)
+    old_recall, new_recall = (
+        rounded_score(old.retrieval_recall),
+        rounded_score(new.retrieval_recall),
+    )
     if new_recall == old_recall:
         return None
     if errored and not new.trace.retrieved:
@@ -229,27 +247,6 @@ def _retrieval_change(old: BaselineCaseLike, new: CaseResult, errored: bool) -> 
     kind: Kind = "WORSE" if new_recall < old_recall else "fixed"
     detail = f"retrieval {pct(old.retrieval_recall)} -> {pct(new.retrieval_recall)}"
     return Change(new.id, kind, "retrieval", detail)
-
-
-SIGNIFICANCE = 0.05
-
-
-def fisher_one_sided(better_pass: int, better_runs: int, worse_pass: int, worse_runs: int) -> float:
-    """p-value of a one-sided Fisher exact test that the first pass rate exceeds the second.
-
-    Table [[better_pass, better_fail], [worse_pass, worse_fail]], alternative "greater".
-    """
-    from scipy.stats import fisher_exact
-
-    table = [[better_pass, better_runs - better_pass], [worse_pass, worse_runs - worse_pass]]
-    return float(fisher_exact(table, alternative="greater").pvalue)
-
-
-def _rounded(value: float) -> float:
-    try:
-        return rounded(value)
-    except ValueError:  # NaN or infinity: never in a loaded run, compared as it is
-        return value
 
 
 def _answer_change(old: BaselineCaseLike, new: CaseResult) -> Change | None:
@@ -284,152 +281,6 @@ def _answer_change(old: BaselineCaseLike, new: CaseResult) -> Change | None:
     return None
 
 
-def _held(case: BaselineCaseLike) -> dict[str, int] | None:
-    """The checks a baseline question held, by name, in how many of its answers; None
-    for a baseline file from before they were kept (version 2)."""
-    if isinstance(case, CaseResult):
-        return case.held_checks() if case.judge is not None else case.checks
-    return case.checks
-
-
-def _missed(case: BaselineCaseLike) -> list[str] | None:
-    """The labels of the facts retrieval missed; None when a baseline does not say."""
-    if isinstance(case, CaseResult):
-        if len(case.facts_retrieved) == len(case.facts):
-            return []
-        found = set(case.facts_retrieved)
-        return [str(f) for f in case.facts if f not in found]
-    return case.missed
-
-
-def _lost(old_passes: int, old_runs: int, new_passes: int, new_runs: int) -> float | None:
-    """Whether a check that held got lost: None when not, else the p-value that says it
-    (1.0 for a single answer each side). With repeats, as for a question's answers
-    (:func:`_answer_change`): a one-sided Fisher test at 0.05, or it always held
-    before and never holds now."""
-    if old_runs == 1 and new_runs == 1:
-        return 1.0 if old_passes == 1 and new_passes == 0 else None
-    if new_passes * old_runs >= old_passes * new_runs:
-        return None
-    p = fisher_one_sided(old_passes, old_runs, new_passes, new_runs)
-    if p < SIGNIFICANCE or (old_passes == old_runs and new_passes == 0):
-        return p
-    return None
-
-
-def _check_phrase(name: str, p: float | None) -> str:
-    """What a lost check says: ``fact "npm ci" no longer in the answer``."""
-    from ragrail.records.results import BEHAVIOUR, CHECK, CITATION, CLAIMS, FACT, JUDGE
-
-    if name.startswith(FACT):
-        text = f'fact "{name[len(FACT) :]}" no longer in the answer'
-    elif name == CITATION:
-        text = "citation no longer valid"
-    elif name == BEHAVIOUR:
-        text = "no longer behaves as expected"
-    elif name == CLAIMS:
-        text = "claims no longer all supported by the contexts"
-    elif name.startswith(CHECK):
-        text = f"check '{name[len(CHECK) :]}' no longer passes"
-    elif name.startswith(JUDGE):
-        text = f"judge criterion '{name[len(JUDGE) :]}' no longer passes"
-    else:
-        text = f"{name} no longer holds"
-    return text if p is None or p == 1.0 else f"{text} (Fisher exact p={_p(p)})"
-
-
-def _p(p: float) -> str:
-    """A p-value as it is printed: two decimals, three below 0.01, never ``0.00``."""
-    return f"{p:.2f}" if p >= 0.01 else f"{p:.3f}" if p >= 0.001 else "<0.001"
-
-
-def _check_changes(
-    old: BaselineCaseLike, new: CaseResult, old_runs: int, new_runs: int
-) -> Change | None:
-    """WORSE when a check the question held in the baseline fails now (see
-    :func:`_lost`), one line naming every lost check; None when none was lost or the
-    baseline does not keep its checks. Judge criteria count once per question."""
-    from ragrail.records.results import JUDGE
-
-    before = _held(old)
-    after = new.held_checks() if new.judge is not None else new.checks
-    if not before or before == after:
-        return None
-    lost = []
-    for name, passes in after.items():
-        was = before.get(name)
-        if was is None:
-            continue
-        runs = (1, 1) if name.startswith(JUDGE) else (old_runs, new_runs)
-        p = _lost(was, runs[0], passes, runs[1])
-        if p is not None:
-            lost.append(_check_phrase(name, p))
-    if not lost:
-        return None
-    return Change(new.id, "WORSE", "answer", "; ".join(lost))
-
-
-def _facts_lost(old: BaselineCaseLike, new: CaseResult) -> Change | None:
-    """WORSE when a fact retrieval found in the baseline is missed now though the recall
-    did not drop (another fact came back in its place)."""
-    before, after = _missed(old), _missed(new)
-    if before is None or after is None or after == before:
-        return None
-    labels = {str(f) for f in new.facts}
-    lost = [f for f in after if f not in before and f in labels]
-    if not lost:
-        return None
-    text = "; ".join(f'fact "{f}" no longer retrieved' for f in dict.fromkeys(lost))
-    return Change(new.id, "WORSE", "retrieval", text)
-
-
-# The graded scores a "lower" line shows, as a baseline keeps them.
-GRADED = ("correctness", "faithfulness")
-
-
-def _graded_drop(old: BaselineCaseLike, new: CaseResult) -> Change | None:
-    """A ``lower`` line when correctness or faithfulness dropped (six digits)."""
-    parts = []
-    for name in GRADED:
-        was = _metric(old, name)
-        now = getattr(new, name)
-        if was is not None and now is not None and _rounded(now) < was:
-            parts.append(f"{name} {pct(was)} -> {pct(now)}")
-    if not parts:
-        return None
-    return Change(new.id, "lower", "score", ", ".join(parts))
-
-
-def _metric(case: BaselineCaseLike, name: str) -> float | None:
-    if isinstance(case, CaseResult):
-        value = getattr(case, name)
-        return None if value is None else _rounded(value)
-    return case.metrics.get(name)
-
-
-def graded_means(
-    run: RunResult, base: dict[str, BaselineCaseLike]
-) -> dict[str, tuple[float, float]]:
-    """Each graded score's mean over the questions scored for it in both runs, before
-    and now: ``mean_i old_i`` and ``mean_i new_i`` over the same i, so a question
-    added, removed or errored on one side never moves it."""
-    out = {}
-    for name in GRADED:
-        pairs = [
-            (was, now)
-            for new in run.cases
-            if (now := getattr(new, name)) is not None
-            and (old := base.get(new.id)) is not None
-            and (was := _metric(old, name)) is not None
-        ]
-        if pairs:
-            out[name] = (
-                sum(p[0] for p in pairs) / len(pairs),
-                sum(p[1] for p in pairs) / len(pairs),
-            )
-    return out
-
-
 def _error_change(old: BaselineCaseLike, new: CaseResult, answers_compared: bool) -> Change | None:
     """ERROR when a question that passed in the baseline (retrieval hit, or its answer
     when answers are compared) errors now."""
@@ -441,14 +292,6 @@ def _error_change(old: BaselineCaseLike, new: CaseResult, answers_compared: bool
     return Change(
         new.id, "ERROR", "error", f"passed in the baseline, now errors: {first_error(new)}"
     )
-
-
-def _by_id(run: BaselineRun) -> dict[str, BaselineCaseLike]:
-    """Cases by id, the first of any duplicate winning (as ``RunResult.case`` does)."""
-    out: dict[str, BaselineCaseLike] = {}
-    for c in run.cases:
-        out.setdefault(c.id, c)
-    return out
 
 
 def compare(run: RunResult, baseline: BaselineRun) -> Diff:
@@ -477,7 +320,7 @@ def compare(run: RunResult, baseline: BaselineRun) -> Diff:
         config_changes=config_changes(baseline, run),
     )
     with paused_gc():  # a diff's many small objects hold no cycles: see ragrail.gcpause
-        _diff_cases(diff, base=_by_id(baseline))
+        _diff_cases(diff, base=by_id(baseline))
     if run.judge_corrected and getattr(baseline, "judge_corrected", None):
         from ragrail.judge.correct import compare_corrected
 
@@ -506,16 +349,16 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
         if errored:
             _add(lines, _error_change(old, new, same_answerer))
         elif retrieval is None or retrieval.kind != "WORSE":
-            _add(lines, _facts_lost(old, new))
+            _add(lines, facts_lost(old, new))
         if same_answerer and new.answer_runs and old.answer_runs:
             answer = None
             if new.answer_passes != old.answer_passes or new.answer_runs != old.answer_runs:
                 answer = _add(lines, _answer_change(old, new))
             if answer is None or answer.kind != "WORSE":
                 # the verdict did not newly fail: what it can still lose is a check
-                answer = _add(lines, _check_changes(old, new, old.answer_runs, new.answer_runs))
+                answer = _add(lines, check_changes(old, new, old.answer_runs, new.answer_runs))
             if answer is None:
-                _add(lines, _graded_drop(old, new))
+                _add(lines, graded_drop(old, new))
             if old.answer_pass and not new.answer_pass:
                 worse += 1
             elif new.answer_pass and not old.answer_pass:
@@ -541,7 +384,7 @@ def answer_flip_test(
 ) -> McNemar:
     """McNemar's exact test on the questions answered in both runs whose verdict flipped
     (a question passes when all its answers pass). ``base``: the baseline's cases by id."""
-    base = _by_id(baseline) if base is None else base
+    base = by_id(baseline) if base is None else base
     worse = better = 0
     for new in run.cases:
         old = base.get(new.id)

@@ -1,0 +1,158 @@
+"""Regressions per check: a question that already failed can still lose a fact, its
+citation, its claims' support, a code check or a judge criterion (``CaseResult.checks``,
+kept in the baseline), and a retrieved fact can be swapped for another at the same
+recall. Graded scores that dropped with no check lost are shown, never a regression."""
+
+from __future__ import annotations
+
+from ragrail.diff.lines import (
+    SIGNIFICANCE,
+    BaselineCaseLike,
+    Change,
+    fisher_one_sided,
+    p_text,
+    pct,
+    rounded_score,
+)
+from ragrail.records.results import CaseResult, RunResult
+
+
+def _held(case: BaselineCaseLike) -> dict[str, int] | None:
+    """The checks a baseline question held, by name, in how many of its answers; None
+    for a baseline file from before they were kept (version 2)."""
+    if isinstance(case, CaseResult):
+        return case.held_checks() if case.judge is not None else case.checks
+    return case.checks
+
+
+def _missed(case: BaselineCaseLike) -> list[str] | None:
+    """The labels of the facts retrieval missed; None when a baseline does not say."""
+    if isinstance(case, CaseResult):
+        if len(case.facts_retrieved) == len(case.facts):
+            return []
+        found = set(case.facts_retrieved)
+        return [str(f) for f in case.facts if f not in found]
+    return case.missed
+
+
+def _lost(old_passes: int, old_runs: int, new_passes: int, new_runs: int) -> float | None:
+    """Whether a check that held got lost: None when not, else the p-value that says it
+    (1.0 for a single answer each side). With repeats, as for a question's answers
+    (:func:`_answer_change`): a one-sided Fisher test at 0.05, or it always held
+    before and never holds now."""
+    if old_runs == 1 and new_runs == 1:
+        return 1.0 if old_passes == 1 and new_passes == 0 else None
+    if new_passes * old_runs >= old_passes * new_runs:
+        return None
+    p = fisher_one_sided(old_passes, old_runs, new_passes, new_runs)
+    if p < SIGNIFICANCE or (old_passes == old_runs and new_passes == 0):
+        return p
+    return None
+
+
+def _check_phrase(name: str, p: float | None) -> str:
+    """What a lost check says: ``fact "npm ci" no longer in the answer``."""
+    from ragrail.records.results import BEHAVIOUR, CHECK, CITATION, CLAIMS, FACT, JUDGE
+
+    if name.startswith(FACT):
+        text = f'fact "{name[len(FACT) :]}" no longer in the answer'
+    elif name == CITATION:
+        text = "citation no longer valid"
+    elif name == BEHAVIOUR:
+        text = "no longer behaves as expected"
+    elif name == CLAIMS:
+        text = "claims no longer all supported by the contexts"
+    elif name.startswith(CHECK):
+        text = f"check '{name[len(CHECK) :]}' no longer passes"
+    elif name.startswith(JUDGE):
+        text = f"judge criterion '{name[len(JUDGE) :]}' no longer passes"
+    else:
+        text = f"{name} no longer holds"
+    return text if p is None or p == 1.0 else f"{text} (Fisher exact p={p_text(p)})"
+
+
+def check_changes(
+    old: BaselineCaseLike, new: CaseResult, old_runs: int, new_runs: int
+) -> Change | None:
+    """WORSE when a check the question held in the baseline fails now (see
+    :func:`_lost`), one line naming every lost check; None when none was lost or the
+    baseline does not keep its checks. Judge criteria count once per question."""
+    from ragrail.records.results import JUDGE
+
+    before = _held(old)
+    after = new.held_checks() if new.judge is not None else new.checks
+    if not before or before == after:
+        return None
+    lost = []
+    for name, passes in after.items():
+        was = before.get(name)
+        if was is None:
+            continue
+        runs = (1, 1) if name.startswith(JUDGE) else (old_runs, new_runs)
+        p = _lost(was, runs[0], passes, runs[1])
+        if p is not None:
+            lost.append(_check_phrase(name, p))
+    if not lost:
+        return None
+    return Change(new.id, "WORSE", "answer", "; ".join(lost))
+
+
+def facts_lost(old: BaselineCaseLike, new: CaseResult) -> Change | None:
+    """WORSE when a fact retrieval found in the baseline is missed now though the recall
+    did not drop (another fact came back in its place)."""
+    before, after = _missed(old), _missed(new)
+    if before is None or after is None or after == before:
+        return None
+    labels = {str(f) for f in new.facts}
+    lost = [f for f in after if f not in before and f in labels]
+    if not lost:
+        return None
+    text = "; ".join(f'fact "{f}" no longer retrieved' for f in dict.fromkeys(lost))
+    return Change(new.id, "WORSE", "retrieval", text)
+
+
+# The graded scores a "lower" line shows, as a baseline keeps them.
+GRADED = ("correctness", "faithfulness")
+
+
+def graded_drop(old: BaselineCaseLike, new: CaseResult) -> Change | None:
+    """A ``lower`` line when correctness or faithfulness dropped (six digits)."""
+    parts = []
+    for name in GRADED:
+        was = _metric(old, name)
+        now = getattr(new, name)
+        if was is not None and now is not None and rounded_score(now) < was:
+            parts.append(f"{name} {pct(was)} -> {pct(now)}")
+    if not parts:
+        return None
+    return Change(new.id, "lower", "score", ", ".join(parts))
+
+
+def _metric(case: BaselineCaseLike, name: str) -> float | None:
+    if isinstance(case, CaseResult):
+        value = getattr(case, name)
+        return None if value is None else rounded_score(value)
+    return case.metrics.get(name)
+
+
+def graded_means(
+    run: RunResult, base: dict[str, BaselineCaseLike]
+) -> dict[str, tuple[float, float]]:
+    """Each graded score's mean over the questions scored for it in both runs, before
+    and now: ``mean_i old_i`` and ``mean_i new_i`` over the same i, so a question
+    added, removed or errored on one side never moves it."""
+    out = {}
+    for name in GRADED:
+        pairs = [
+            (was, now)
+            for new in run.cases
+            if (now := getattr(new, name)) is not None
+            and (old := base.get(new.id)) is not None
+            and (was := _metric(old, name)) is not None
+        ]
+        if pairs:
+            out[name] = (
+                sum(p[0] for p in pairs) / len(pairs),
+                sum(p[1] for p in pairs) / len(pairs),
+            )
+    return out

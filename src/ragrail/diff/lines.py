@@ -1,0 +1,75 @@
+"""The pieces a diff is made of: a change line, the p-values and rounding it prints, and
+what a run is compared with (a whole saved run or a compact baseline)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+from ragrail.records.results import CaseResult, RunResult
+from ragrail.store.baseline.records import rounded
+
+if TYPE_CHECKING:
+    from ragrail.store.baseline import Baseline, BaselineCase
+
+Kind = Literal["fixed", "WORSE", "ERROR", "lower"]
+
+
+# What a run is compared with: a whole saved run, or a compact baseline (ragrail.store.baseline);
+# of a baseline's cases compare reads only the verdicts both kinds have.
+BaselineRun: TypeAlias = "RunResult | Baseline"
+
+
+BaselineCaseLike: TypeAlias = "CaseResult | BaselineCase"
+
+
+@dataclass(frozen=True)
+class Change:
+    case_id: str
+    kind: Kind
+    aspect: Literal["retrieval", "answer", "error", "score"]
+    detail: str
+
+    def line(self) -> str:
+        return f"{self.kind}:  {self.case_id}: {self.detail}"
+
+
+@functools.lru_cache(maxsize=1 << 12)  # a diff of 100,000 questions prints few distinct rates
+def pct(value: float | None) -> str:
+    """A rate to the whole percent (``reports.judged.pct_tenths`` keeps one decimal)."""
+    return "-" if value is None else f"{round(value * 100)}%"
+
+
+SIGNIFICANCE = 0.05
+
+
+def fisher_one_sided(better_pass: int, better_runs: int, worse_pass: int, worse_runs: int) -> float:
+    """p-value of a one-sided Fisher exact test that the first pass rate exceeds the second.
+
+    Table [[better_pass, better_fail], [worse_pass, worse_fail]], alternative "greater".
+    """
+    from scipy.stats import fisher_exact
+
+    table = [[better_pass, better_runs - better_pass], [worse_pass, worse_runs - worse_pass]]
+    return float(fisher_exact(table, alternative="greater").pvalue)
+
+
+def rounded_score(value: float) -> float:
+    try:
+        return rounded(value)
+    except ValueError:  # NaN or infinity: never in a loaded run, compared as it is
+        return value
+
+
+def p_text(p: float) -> str:
+    """A p-value as it is printed: two decimals, three below 0.01, never ``0.00``."""
+    return f"{p:.2f}" if p >= 0.01 else f"{p:.3f}" if p >= 0.001 else "<0.001"
+
+
+def by_id(run: BaselineRun) -> dict[str, BaselineCaseLike]:
+    """Cases by id, the first of any duplicate winning (as ``RunResult.case`` does)."""
+    out: dict[str, BaselineCaseLike] = {}
+    for c in run.cases:
+        out.setdefault(c.id, c)
+    return out
