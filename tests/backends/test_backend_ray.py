@@ -479,3 +479,22 @@ def test_sweep_on_ray_equals_local(ray_head: str, tmp_path: Path) -> None:
         tables.append(out.read_bytes())
     assert tables[0] == tables[1]
     assert len(json.loads(tables[0])) == 4  # 2 retrievers x 2 k, ranked alike
+
+
+def test_an_app_with_file_name_sources_and_no_markers_on_ray_equals_local(
+    ray_head: str, tmp_path: Path
+) -> None:
+    """The slices score "auto" as required; the driver decides for the whole run (no
+    answer cites: not required) and reads the sources as the documents, as a local run."""
+    from tests.system.test_app_sources import app_project
+
+    project = app_project(tmp_path, "docs/{}.md", settings={"chunk_size": 512})
+    local, ray = _both(project, ray_head)
+    for run in (local, ray):  # the app is called live: its timings differ, nothing else
+        for case in run["cases"]:
+            case["trace"].pop("latency_ms")
+    _assert_byte_equal(local, ray)
+    assert ray["config"]["citations"] == "none cited"
+    assert ray["config"]["settings"] == {"chunk_size": 512}
+    assert ray["totals"]["answers_passed"] == ray["totals"]["n_answers"] == 3
+    assert ray["totals"]["hit_rate"] == 1.0

@@ -177,3 +177,41 @@ def test_the_apps_own_settings_show_in_changed_lines(cli, tmp_path):
     r = cli("run", "--no-history", cwd=changed)
     assert r.code == 0, r.out + r.err
     assert "changed: chunk_size 512 -> 256" in r.out
+
+
+def test_the_same_app_behind_http_scores_the_same(cli, tmp_path):
+    from tests.system.test_own_system import serve
+
+    answers = {g["question"]: g for g in GOLDEN}
+
+    def reply(body: dict) -> dict:
+        case = answers[body["question"]]
+        doc = case["sources"][0]
+        node = {"id": f"uuid-{doc}", "source": f"https://docs.npmjs.com/cli/{doc}.html"}
+        return {
+            "response": f"Here: {case['facts'][0]}.",
+            "source_nodes": [{**node, "text": DOCS[doc], "score": 0.5}],
+            "used": [node["id"]],
+            "meta": {"index_size": 77},
+        }
+
+    server = serve(reply)
+    try:
+        dest = app_project(tmp_path, "{}.md")
+        (dest / "ragrail.toml").write_text(
+            'name = "npm help"\n\n[system]\nkind = "http"\n'
+            f'url = "http://127.0.0.1:{server.server_port}/query"\n'
+            'answer_field = "response"\ncontexts_field = "source_nodes"\n'
+            'cited_field = "used"\nindex_size_field = "meta.index_size"\n'
+        )
+        r = cli("run", "--no-history", "--json", "out.json", cwd=dest)
+    finally:
+        server.shutdown()
+    assert r.code == 0, r.out + r.err
+    out = flat(r.out)
+    assert "top_k=1, 77 chunks, 3 golden" in out
+    assert "hit rate@1 100%" in out and "answers pass 100%" in out and "citations:" not in out
+    run = json.loads((dest / "out.json").read_text())
+    assert [c["trace"]["cited"] for c in run["cases"]] == [
+        ["uuid-npm-ci"], ["uuid-npm-audit"], ["uuid-npm-cache"],
+    ]  # fmt: skip
