@@ -215,3 +215,26 @@ def test_the_same_app_behind_http_scores_the_same(cli, tmp_path):
     assert [c["trace"]["cited"] for c in run["cases"]] == [
         ["uuid-npm-ci"], ["uuid-npm-audit"], ["uuid-npm-cache"],
     ]  # fmt: skip
+
+
+def test_the_same_app_through_the_python_api(tmp_path, monkeypatch):
+    import ragrail
+
+    dest = app_project(tmp_path, "{}.md")
+    monkeypatch.chdir(dest)
+    by_question = {g["question"]: g for g in GOLDEN}
+
+    def answer(question: str) -> dict:
+        case = by_question[question]
+        doc = case["sources"][0]
+        node = {"id": f"n-{doc}", "source": f"docs/{doc}.md", "text": DOCS[doc]}
+        return {"answer": f"It is {case['facts'][0]}.", "contexts": [node]}
+
+    result = ragrail.evaluate("golden.json", system=answer)
+    assert (result.totals.hit_rate, result.totals.answer_pass_rate) == (1.0, 1.0)
+    assert result.config.citations == "none cited"
+    assert [c.trace.retrieved[0].source for c in result.cases] == [
+        "npm-ci",
+        "npm-audit",
+        "npm-cache",
+    ]
