@@ -218,8 +218,10 @@ def test_export_ragas_writes_evaluation_dataset_jsonl_that_imports_back(cli, pro
     samples = read_jsonl(project / "ragas.jsonl")
     assert len(samples) == len(run["cases"]) == 5
     first = samples[0]
-    # SingleTurnSample's fields, in its order; no reference (ragrail labels facts)
-    assert list(first) == ["user_input", "retrieved_contexts", "response"]
+    # SingleTurnSample's fields, in its order; no reference (ragrail labels facts); the
+    # chunk ids as retrieved_context_ids (RAGAS's ID-based metrics read them)
+    assert list(first) == ["user_input", "retrieved_contexts", "retrieved_context_ids", "response"]
+    assert first["retrieved_context_ids"] == ["returns#2", "account#3"]
     assert first["user_input"] == "How long do I have to return an item?"
     assert first["retrieved_contexts"][0].startswith("You can return most items")
     assert first["response"] == "You have 30 days from delivery to return an item."
@@ -243,3 +245,7 @@ def test_export_ragas_writes_evaluation_dataset_jsonl_that_imports_back(cli, pro
         before = original[record["question"]]
         assert record["answer"] == before["answer"]
         assert [c["text"] for c in record["contexts"]] == [c["text"] for c in before["contexts"]]
+        # ... under the same ids, in the same documents
+        assert [(c["id"], c.get("source")) for c in record["contexts"]] == [
+            (c["id"], c.get("source")) for c in before["contexts"]
+        ]

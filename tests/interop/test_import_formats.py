@@ -88,8 +88,9 @@ def test_ragas_jsonl_imports_labels_and_outputs_and_scores_end_to_end(cli, proje
     window = cases["how-long-do-i-have-to"]
     assert (window["retrieval_hit"], window["retrieval_recall"]) == (True, 1.0)
     assert window["correctness"] == 1.0
-    # RAGAS responses cite nothing: ragrail's answer check needs an [id] citation
-    assert window["answer_pass"] is False and window["problems"] == ["no citation"]
+    # RAGAS responses cite nothing: with require_citation "auto" (the default) no
+    # citation is required of a run in which no answer cites
+    assert window["answer_pass"] is True and window["problems"] == []
     tracking = cases["how-do-i-track-my-parcel"]
     # articles ranked [billing, shipping]: the source at rank 2
     assert tracking["articles"]["reciprocal_rank"] == 0.5
@@ -137,7 +138,7 @@ def test_hf_json_lines_from_to_json_scores_end_to_end(cli, project):
         {"id": "where-are-my-invoices", "question": "Where are my invoices?",
          "sources": ["billing"], "facts": ["Orders > Invoices"]},
     ]  # fmt: skip
-    assert "in several documents: how-long-do-i-have-to (check them)" in out
+    assert "in several documents: how-long-do-i-have-to (account, returns) (check them)" in out
     assert "1 case the documents do not cover" in out
     assert "placed 4 of 4 contexts; 0 could not be placed" in out
 
@@ -237,7 +238,7 @@ def test_deepeval_save_as_file_imports_and_scores_end_to_end(cli, project, name)
     assert cases["mars"]["answer_pass"] is True
     assert cases["return-window"]["retrieval_recall"] == 1.0
     assert cases["refund-timing"]["correctness"] == 1.0
-    assert cases["refund-timing"]["problems"] == ["no citation"]
+    assert cases["refund-timing"]["problems"] == []  # no answer cites: none is required
 
 
 # ---------------------------------------------------------------- promptfoo
@@ -315,9 +316,10 @@ def test_phoenix_spans_become_outputs_scored_against_a_golden_set(cli, project):
     first = records[0]
     assert first["question"] == "How long do I have to return an item?"  # the CHAIN root's input
     assert first["answer"] == "You can return an item within 30 days of delivery."
-    assert [(c["id"], c["score"]) for c in first["contexts"]] == [
-        ("returns#2", 0.83),
-        ("account#3", 0.41),
+    # each document keeps its own id (LlamaIndex's node id); placing gives it a source
+    assert [(c["id"], c["source"], c["score"]) for c in first["contexts"]] == [
+        ("node-7f3a", "returns", 0.83),
+        ("node-91bc", "account", 0.41),
     ]
     # a paraphrase in no document, placed by its metadata file_name (account.md)
     assert records[2]["contexts"][0]["source"] == "account"
@@ -363,7 +365,7 @@ def test_otlp_export_with_a_failed_trace_is_an_error_for_that_question(cli, proj
     assert cases["refund-timing"]["trace"]["error"] == "RateLimitError: Error code: 429"
     assert cases["refund-timing"]["answer_pass"] is None  # never a pass, never a fail
     assert cases["refund-timing"]["retrieval_recall"] == 1.0  # what it retrieved still counts
-    assert cases["close-account"]["problems"] == ["no citation"]
+    assert cases["close-account"]["problems"] == []  # no answer cites: none is required
     assert cases["close-account"]["correctness"] == 1.0
 
 

@@ -24,6 +24,7 @@ from ragrail.errors import InputError, SystemFailure
 if TYPE_CHECKING:
     from ragrail.interop.common import ImportResult
     from ragrail.interop.rows import RawImport
+    from ragrail.interop.summary import ProjectFile
     from ragrail.project import Project
     from ragrail.records.case import Case
     from ragrail.records.results import RunResult
@@ -63,13 +64,15 @@ class Imported:
     request: ImportRequest
     docs: Path  # the documents the contexts were placed in
     result: ImportResult
+    project: ProjectFile | None = None  # the project file it is for, when there is one
 
     def lines(self) -> list[str]:
-        """What the import did, for a person (untrusted text: make it visible to print)."""
-        from ragrail.interop.common import summary
+        """What the import did, for a person (untrusted text: make it visible to print);
+        paths to put in the project file are relative to its folder."""
+        from ragrail.interop.summary import summary
 
         r = self.request
-        return summary(self.result, r.file, self.docs, r.golden, r.outputs)
+        return summary(self.result, r.file, self.docs, r.golden, r.outputs, self.project)
 
 
 def import_data(request: ImportRequest) -> Imported:
@@ -84,9 +87,10 @@ def import_data(request: ImportRequest) -> Imported:
             "--outputs outputs.jsonl (answers and contexts)"
         )
     mapping = _mapping(r.fmt, r.mappings)
-    folder = _docs_folder(r.docs, r.config)
+    project = _project(r.config, None)
+    folder = _docs_folder(r.docs, project)
     targets = [(r.golden, "golden set"), (r.outputs, "outputs file")]
-    _check_targets(r.file, folder, targets, r.force, r.config)
+    _check_targets(r.file, folder, targets, r.force, project)
     raw = _read(r.fmt, r.file, mapping)
     if r.golden is not None and not raw.labels:
         raise InputError(
@@ -105,7 +109,20 @@ def import_data(request: ImportRequest) -> Imported:
         _write_golden(r.golden, result.golden.cases)
     if r.outputs is not None and result.records is not None:
         _write_outputs(r.outputs, result.records)
-    return Imported(r, folder, result)
+    return Imported(r, folder, result, _project_file(project, r.config))
+
+
+def _project_file(project: Project | None, config: Path | None) -> ProjectFile | None:
+    """The project file as the user names it (``--config``, else ./ragrail.toml), with
+    the golden set and outputs file it reads."""
+    from ragrail.interop.summary import ProjectFile
+    from ragrail.project import CONFIG_NAME
+
+    if project is None:
+        return None
+    system = project.config.system
+    outputs = project.root / system.path if system.kind == "outputs" and system.path else None
+    return ProjectFile(config or Path(CONFIG_NAME), project.golden, outputs)
 
 
 def _mapping(fmt: str, pairs: Sequence[str]) -> dict[str, str]:
@@ -118,18 +135,14 @@ def _mapping(fmt: str, pairs: Sequence[str]) -> dict[str, str]:
     return parse_mapping(tuple(pairs))
 
 
-def _docs_folder(docs: Path | None, config: Path | None) -> Path:
+def _docs_folder(docs: Path | None, project: Project | None) -> Path:
     """--docs, else the project's docs folder, else ./docs."""
-    from ragrail.project import CONFIG_NAME
-
     if docs is not None:
         if not docs.is_dir():
             raise InputError("documents folder not found", str(docs))
         return docs
-    if config is not None or (Path.cwd() / CONFIG_NAME).is_file():
-        from ragrail.app import load_project
-
-        folder = load_project(config).docs
+    if project is not None:
+        folder = project.docs
         if not folder.is_dir():
             raise InputError("the project's documents folder is not found", str(folder))
         return folder
@@ -146,7 +159,7 @@ def _check_targets(
     docs: Path,
     outputs: list[tuple[Path | None, str]],
     force: bool,
-    config: Path | None,
+    project: Project | None,
 ) -> None:
     """Refuse, before reading anything, an output that exists (without --force), cannot be
     written, would replace the imported file or anything the project reads or keeps (its
@@ -154,13 +167,7 @@ def _check_targets(
     the docs folder or is given twice, and a golden set in a format ragrail does not read."""
     from ragrail.golden import GOLDEN_SUFFIXES
     from ragrail.outputs import guard_outputs, real
-    from ragrail.project import CONFIG_NAME
 
-    project = None
-    if config is not None or (Path.cwd() / CONFIG_NAME).is_file():
-        from ragrail.app import load_project
-
-        project = load_project(config, None)
     replaces: list[tuple[Path, str]] = []
     if project is not None:
         system = project.config.system

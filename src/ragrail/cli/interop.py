@@ -58,9 +58,10 @@ def _stdout(text: str) -> None:
     "mappings",
     multiple=True,
     metavar="FIELD=COLUMN",
-    help="hf: the column holding a field (question, id, answer, contexts, reference, "
-    "reference_contexts, facts, answers); promptfoo: the var holding the question "
-    "(question=VAR) or its context (reference_contexts=VAR). Repeatable.",
+    help="hf: the column holding a field (question, id, answer, contexts, context_ids, "
+    "reference, reference_contexts, reference_context_ids, facts, answers); promptfoo: "
+    "the var holding the question (question=VAR) or its context (reference_contexts=VAR). "
+    "Repeatable.",
 )
 @click.option("--force", is_flag=True, help="Replace output files that already exist.")
 @click.option(
@@ -90,8 +91,12 @@ def import_cmd(
       openinference  Phoenix / OpenTelemetry trace export (.jsonl, .json)
 
     Each context is placed in the document whose text holds it; the report says
-    how many could not be placed. Reference contexts give a case its sources; a
-    reference answer of a few words found in a source becomes its fact.
+    how many could not be placed and names each found in several documents. A
+    context keeps the id the tool recorded (RAGAS retrieved_context_ids, a trace's
+    document.id), so answers citing their system's own ids still cite them.
+    Reference contexts give a case its sources; a reference answer of a few words
+    found in a source becomes its fact. Paths to put in the project file are
+    printed relative to its folder.
     """
     from ragrail.app.interop import ImportRequest, import_data
 

@@ -14,6 +14,8 @@ file into raw cases. This module then
 - writes the golden set and the outputs file (``[system] kind = "outputs"``)
   as text, which the command checks by reading it back before it replaces
   anything.
+
+:mod:`ragrail.interop.summary` says what an import did.
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ from ragrail.text.matching import Fact, parse_fact, slug
 
 SHORT_REFERENCE_WORDS = 8  # a reference answer this short, found verbatim, is a fact
 ID_WORDS = 6  # words of a question or name that make a case id
-SHOWN = 5  # unplaced contexts and skipped cases listed by place; the rest counted
 
 
 # ---------------------------------------------------------------- ids
@@ -80,7 +81,7 @@ class GoldenBuild:
     without_facts: list[str] = field(default_factory=list)  # ids of answerable cases
     abstain: int = 0  # cases whose reference answer says the documents do not cover it
     sources_from_facts: list[str] = field(default_factory=list)  # ids: sources where facts are
-    several_sources: list[str] = field(default_factory=list)  # ...of them, in several documents
+    several_sources: list[str] = field(default_factory=list)  # "id (doc, doc)": in several
     facts_not_found: list[str] = field(default_factory=list)  # "id: fact" not in its sources
 
 
@@ -113,7 +114,9 @@ def label(case: RawCase, placer: Placer) -> Labels:
     sources = _unique(
         p.source
         for i, ctx in enumerate(case.reference_contexts, start=1)
-        if (p := placer.place(ctx.text, ctx.hint, f"{case.where} (reference context {i})"))
+        if (
+            p := placer.place(ctx.text, ctx.hint or ctx.id, f"{case.where} (reference context {i})")
+        )
     )
     out = Labels(sources=sources, facts=facts)
     if not out.sources and facts:
@@ -143,7 +146,7 @@ def build_golden(raw: RawImport, ids: Sequence[str], placer: Placer) -> GoldenBu
         if labels.from_facts:
             out.sources_from_facts.append(case_id)
             if len(sources) > 1:
-                out.several_sources.append(case_id)
+                out.several_sources.append(f"{case_id} ({', '.join(sources)})")
         for fact in facts:
             if sources and not set(placer.documents_with(fact)) & set(sources):
                 out.facts_not_found.append(f"{case_id}: {fact}")
@@ -261,16 +264,21 @@ def _golden_csv(cases: Sequence[Case], path: Path) -> str:
 def build_outputs(raw: RawImport, ids: Sequence[str], placer: Placer) -> list[dict[str, Any]]:
     """One outputs record per case the file holds a run for (an answer, passages or an
     error): ``{id, question, answer, contexts: [{id, source, text, score}]}``, each
-    passage placed in the documents; one that cannot be placed keeps no source."""
+    passage placed in the documents; one that cannot be placed keeps no source.
+
+    A passage keeps the id the tool recorded (its system's own: the answers cite it),
+    which also names its document where the text cannot decide; one without an id gets
+    the id of the section holding it, else ``unplaced#<rank>``."""
     records = []
     for case, case_id in zip(raw.cases, ids, strict=True):
         if not case.has_output:
             continue
         contexts = []
         for rank, ctx in enumerate(case.contexts or [], start=1):
-            placed = placer.place(ctx.text, ctx.hint, f"{case.where} (retrieved context {rank})")
+            where = f"{case.where} (retrieved context {rank})"
+            placed = placer.place(ctx.text, ctx.hint or ctx.id, where)
             entry: dict[str, Any] = {
-                "id": placed.chunk_id if placed else (ctx.id or f"unplaced#{rank}"),
+                "id": ctx.id or (placed.chunk_id if placed else f"unplaced#{rank}"),
             }
             if placed:
                 entry["source"] = placed.source
@@ -321,61 +329,3 @@ def import_file(
             "the file holds no answers or retrieved contexts for an outputs file", str(raw.path)
         )
     return ImportResult(raw=raw, golden=build, records=records, tally=placer.tally)
-
-
-def summary(
-    result: ImportResult, file: Path, docs: Path, golden: Path | None, outputs: Path | None
-) -> list[str]:
-    """What an import did, for a person: the lines ``ragrail import`` prints."""
-    raw, build, tally = result.raw, result.golden, result.tally
-    out = [f"read {_n(len(raw.cases), 'case')} from {file} ({raw.label})"]
-    if tally.total:
-        out.append(f"{tally.line()} (documents: {docs})")
-        out += _listed("not placed", tally.unplaced)
-    if build is not None and golden is not None:
-        out.append(f"golden set: {_n(len(build.cases), 'case')} written to {golden}")
-        if build.from_reference:
-            out.append(f"  {_n(build.from_reference, 'fact')} taken from short reference answers")
-        if build.without_facts:
-            out.append(
-                f"  {_n(len(build.without_facts), 'case')} without facts (no reference answer "
-                "short enough to be one): add facts by hand, then run `ragrail lint`"
-            )
-        if build.sources_from_facts:
-            several = build.several_sources
-            out.append(
-                f"  sources of {_n(len(build.sources_from_facts), 'case')} are the documents "
-                "holding their facts"
-                + (f"; in several documents: {', '.join(several)} (check them)" if several else "")
-            )
-        if build.facts_not_found:
-            out.append(
-                f"  {_n(len(build.facts_not_found), 'fact')} not found in its case's sources:"
-            )
-            out += _listed("", build.facts_not_found)
-        if build.abstain:
-            out.append(
-                f"  {_n(build.abstain, 'case')} the documents do not cover (the reference says so)"
-            )
-        if build.skipped:
-            out.append(f"  skipped {_n(len(build.skipped), 'case')} that could not be labelled:")
-            out += _listed("", build.skipped)
-    if result.records is not None and outputs is not None:
-        answers = sum(1 for r in result.records if "answer" in r)
-        out.append(
-            f"outputs: {_n(len(result.records), 'record')} ({_n(answers, 'answer')}) "
-            f"written to {outputs}"
-        )
-        out.append(f'  score them: [system] kind = "outputs", path = "{outputs}" in ragrail.toml')
-    return out + [f"note: {note}" for note in raw.notes]
-
-
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def _listed(label: str, items: list[str]) -> list[str]:
-    """The first few items, one a line, and how many more."""
-    prefix = f"  {label}: " if label else "    "
-    more = [f"{prefix}... and {len(items) - SHOWN} more"] if len(items) > SHOWN else []
-    return [prefix + item for item in items[:SHOWN]] + more

@@ -13,11 +13,14 @@ inside an object: ``answers.text``). The fields:
 
 - ``question`` (required), ``id``;
 - ``answer`` and ``contexts``: the system's answer and retrieved passages (the
-  outputs file);
+  outputs file); ``context_ids``: the system's own id of each passage, in the same
+  order (kept in the outputs file, so the answers' citations still cite them);
 - ``reference`` (a reference answer, or a list of them), ``reference_contexts``
   (the passage or passages that answer it: they give the case its sources),
   ``facts`` (a list, every item needed), ``answers`` (alternatives of one
-  answer, SQuAD's ``{"text": [...], "answer_start": [...]}``): the golden set.
+  answer, SQuAD's ``{"text": [...], "answer_start": [...]}``): the golden set;
+  ``reference_context_ids``: ids of the reference passages (a name among them
+  decides where a passage found in several documents belongs).
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ COLUMNS = Columns(
     id=("id", "_id", "qid", "question_id"),
     answer=("answer", "response", "actual_output", "generated_answer", "prediction"),
     contexts=("contexts", "retrieved_contexts", "retrieval_context", "passages"),
+    context_ids=("context_ids", "retrieved_context_ids", "passage_ids"),
     reference=("ground_truth", "ground_truths", "reference", "expected_output", "reference_answer"),
     reference_contexts=("reference_contexts", "context", "gold_context"),
+    reference_context_ids=("reference_context_ids",),
     facts=("facts",),
     answers=("answers",),
 )

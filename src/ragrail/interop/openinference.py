@@ -19,7 +19,8 @@ or ``input``), else the first ``RETRIEVER`` span's; the answer is the root's
 ``RERANKER``'s ``reranker.output_documents``, else every ``RETRIEVER``'s
 ``retrieval.documents`` in start order (``document.content``, ``document.id``,
 ``document.score``; a ``file_name``, ``source`` or ``url`` in
-``document.metadata`` names the document when the text alone does not). A root
+``document.metadata`` names the document when the text alone does not; a passage
+keeps its ``document.id``, which the app's answers may cite). A root
 span with status ``ERROR`` makes the question an error. Traces hold no labels:
 only an outputs file is written (records keyed by trace id, with the question,
 so a golden set's cases find theirs by question).
@@ -357,8 +358,7 @@ def _document_attributes(span: Span, key: str) -> dict[str, Any]:
     )
     if odd is not None:
         raise InputError(
-            f"field {key!r} must be a list of documents ({shape}); it is an object "
-            f"({odd!r})",
+            f"field {key!r} must be a list of documents ({shape}); it is an object ({odd!r})",
             span.where,
         )
     return span.attributes

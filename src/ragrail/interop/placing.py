@@ -9,9 +9,16 @@ punctuation differs from the document's (``**30 days**`` against ``30 days``)
 is found by its words alone. When several documents hold it, or none does, a
 name the tool recorded (a file name, a URL, ``deepeval_source``) decides.
 
-A placed passage gets the id of the section chunk that holds it, as ragrail's
-own chunker names it (``refunds#2``), so an answer citing that section's id
-cites it; one that spans sections keeps the section it starts in.
+Placing maps a passage to a document; it does not rename it. A passage the tool
+recorded with an id keeps it (the importer writes it), so an answer citing its
+system's own ids still cites them; that id also names a document where the text
+alone cannot decide (``refunds#7``, ``docs/refunds.md``). A passage without an id
+gets the id of the section chunk that holds it, as ragrail's own chunker names it
+(``refunds#2``); one that spans sections keeps the section it starts in.
+
+Every passage found in several documents and named by nothing is listed: where
+it was, its first words, the documents holding it and the one taken (the first,
+in the folder's order).
 """
 
 from __future__ import annotations
@@ -40,6 +47,37 @@ class Placement:
     how: str  # "text", "words" (punctuation or Markup differs) or "hint" (a recorded name)
 
 
+EXCERPT_WORDS = 8  # words of a passage that name it in the report
+
+
+def excerpt(text: str) -> str:
+    """A passage's first words, quoted (``"Refunds go back to the original payment
+    method within..."``), to name it in a report line."""
+    ws = text.split()
+    more = "..." if len(ws) > EXCERPT_WORDS else ""
+    return '"' + " ".join(ws[:EXCERPT_WORDS]) + more + '"'
+
+
+@dataclass
+class Several:
+    """A passage found in several documents, none of them named by the tool."""
+
+    where: str  # where it was first seen (file:line, which context)
+    text: str
+    documents: list[str]  # the documents holding it, in the folder's order
+    taken: str  # the one it was placed in
+    seen: int = 1  # how many times it was placed (a passage recurs across questions)
+
+    def line(self) -> str:
+        """``FILE:LINE (retrieved context 2) "first words..." is in returns, account:
+        placed in returns``."""
+        again = f" (and {self.seen - 1} more times)" if self.seen > 1 else ""
+        return (
+            f"{self.where} {excerpt(self.text)} is in {', '.join(self.documents)}: "
+            f"placed in {self.taken}{again}"
+        )
+
+
 @dataclass
 class Tally:
     """How many passages were placed, and where the others were."""
@@ -49,6 +87,11 @@ class Tally:
     ambiguous: int = 0  # found in several documents, none named: the first was taken
     by_hint: int = 0  # not found, placed by the name the tool recorded
     unplaced: list[str] = field(default_factory=list)  # where each one was (file:line)
+    several: dict[str, Several] = field(default_factory=dict)  # by passage text
+
+    def ambiguities(self) -> list[str]:
+        """One line per distinct passage found in several documents (:meth:`Several.line`)."""
+        return [s.line() for s in self.several.values()]
 
     def line(self) -> str:
         """``placed N of M contexts; K could not be placed``."""
@@ -126,7 +169,8 @@ class Placer:
 
     def place(self, text: str, hint: str | None = None, where: str = "") -> Placement | None:
         """The document (and section) holding ``text``, counted in :attr:`tally`; None
-        (and ``where`` noted) when no document holds it and ``hint`` names none."""
+        (and ``where`` noted) when no document holds it and ``hint`` names none. When
+        several hold it, the one ``hint`` names, else the first (noted with ``where``)."""
         self.tally.total += 1
         found, how = self.candidates(text)
         named = self.document_named(hint)
@@ -139,6 +183,11 @@ class Placer:
             source = found[0]
             if len(found) > 1:
                 self.tally.ambiguous += 1
+                noted = self.tally.several.get(text)
+                if noted is None:
+                    self.tally.several[text] = Several(where, text, found, source)
+                else:
+                    noted.seen += 1
         else:
             self.tally.unplaced.append(where)
             return None

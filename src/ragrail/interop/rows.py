@@ -297,14 +297,19 @@ class Columns:
     reference_contexts: tuple[str, ...] = ()
     facts: tuple[str, ...] = ()  # every item a fact the answer needs
     answers: tuple[str, ...] = ()  # alternatives of one answer (SQuAD ``answers``)
+    # the system's own ids of the contexts, one per context, in the same order
+    context_ids: tuple[str, ...] = ()
+    reference_context_ids: tuple[str, ...] = ()
 
     FIELDS = (
         "question",
         "id",
         "answer",
         "contexts",
+        "context_ids",
         "reference",
         "reference_contexts",
+        "reference_context_ids",
         "facts",
         "answers",
     )
@@ -343,14 +348,13 @@ def rows_to_cases(items: Iterable[tuple[Any, str]], columns: Columns) -> list[Ra
         case.answer = as_text(value, key or "answer", where)
         key, value = first_present(item, columns.contexts)
         if key is not None:
-            texts = as_text_list(value, key, where)
-            case.contexts = [RawContext(text=t) for t in texts]
+            case.contexts = _contexts(item, key, value, columns.context_ids, where)
         key, value = first_present(item, columns.reference)
         case.references = [r for r in as_text_list(value, key or "", where) if r.strip()]
         key, value = first_present(item, columns.reference_contexts)
-        case.reference_contexts = [
-            RawContext(text=t) for t in as_text_list(value, key or "", where)
-        ]
+        case.reference_contexts = _contexts(
+            item, key or "", value, columns.reference_context_ids, where
+        )
         key, value = first_present(item, columns.facts)
         case.facts = [f for f in as_text_list(value, key or "", where) if f.strip()]
         key, value = first_present(item, columns.answers)
@@ -360,6 +364,60 @@ def rows_to_cases(items: Iterable[tuple[Any, str]], columns: Columns) -> list[Ra
                 case.facts.append(one_of(alternatives))
         cases.append(case)
     return cases
+
+
+def _contexts(
+    item: dict[str, Any], key: str, value: Any, id_keys: Sequence[str], where: str
+) -> list[RawContext]:
+    """The passages of ``item[key]``, each with its id from the first of ``id_keys`` the
+    record has (RAGAS's ``retrieved_context_ids``): one id per passage, in order."""
+    texts = as_text_list(value, key, where)
+    id_key, id_value = first_present(item, id_keys)
+    ids = as_id_list(id_value, id_key or "", where) if texts else []
+    if not ids:
+        return [RawContext(text=t) for t in texts]
+    if len(ids) != len(texts):
+        raise InputError(
+            f"field {id_key!r} has {len(ids)} ids for the {len(texts)} passages of {key!r}; "
+            "give one id per passage, in the same order",
+            where,
+        )
+    return [RawContext(text=t, id=i) for t, i in zip(texts, ids, strict=True)]
+
+
+def as_id_list(value: Any, key: str, where: str) -> list[str | None]:
+    """Ids, one per passage: a list of texts or whole numbers (RAGAS allows both), or a
+    CSV cell holding one as JSON or as Python prints it; an empty id is None."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        stripped = value.strip()
+        parsed: Any = None
+        if stripped.startswith("["):
+            import ast
+
+            try:
+                parsed = json.loads(stripped)
+            except ValueError:
+                try:  # Python's print of a list (RAGAS's to_csv)
+                    parsed = ast.literal_eval(stripped)
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                    parsed = None
+        value = parsed if isinstance(parsed, list) else list_cell(value)
+    if not isinstance(value, list):
+        raise InputError(f"field {key!r} must be a list of ids, not {_kind(value)}", where)
+    out: list[str | None] = []
+    for i, item in enumerate(value):
+        if item is None:
+            out.append(None)
+        elif isinstance(item, bool) or not isinstance(item, str | int):
+            raise InputError(
+                f"field {key}.{i} must be an id (text or a whole number), not {_kind(item)}",
+                where,
+            )
+        else:
+            out.append(str(item).strip() or None)
+    return out
 
 
 def answer_texts(value: Any, key: str, where: str) -> list[str]:

@@ -1,0 +1,133 @@
+"""What an import did, for a person: the lines ``ragrail import`` prints.
+
+How many contexts were placed, which could not be and which were found in several
+documents (each named, with the documents), what the golden set and the outputs file
+hold, and what to put in the project file to use them: paths relative to the
+project file's folder, as the project file reads its paths.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragrail.interop.common import ImportResult
+
+SHOWN = 5  # unplaced contexts and skipped cases listed by place; the rest counted
+
+
+@dataclass(frozen=True)
+class ProjectFile:
+    """The project file an import is for: a path to put in it is relative to its folder,
+    as the project file reads its paths."""
+
+    path: Path  # as the user names it: ragrail.toml, site/ragrail.toml
+    golden: Path  # the golden set it reads
+    outputs: Path | None = None  # the outputs file it reads ([system] kind = "outputs")
+
+
+def relative_to(path: Path, folder: Path) -> str:
+    """``path`` (relative to the current folder) as seen from ``folder``, with ``/``
+    (``../data/outputs.jsonl``); the absolute path where no relative one exists."""
+    import os
+
+    try:
+        return Path(os.path.relpath(path.absolute(), folder.absolute())).as_posix()
+    except ValueError:  # another drive
+        return path.absolute().as_posix()
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return a.absolute().resolve() == b.absolute().resolve()
+
+
+def _suggestions(
+    project: ProjectFile | None, golden: Path | None, outputs: Path | None
+) -> tuple[list[str], list[str]]:
+    """What to put in the project file to use the golden set and the outputs written,
+    with paths relative to the project file's folder (this folder when there is none)."""
+    toml = project.path if project is not None else Path("ragrail.toml")
+    folder = toml.parent
+    use_golden: list[str] = []
+    if project is not None and golden is not None and not _same_file(golden, project.golden):
+        use_golden.append(
+            f"  use it: golden = {json.dumps(relative_to(golden, folder), ensure_ascii=False)} "
+            f"in {toml}"
+        )
+    use_outputs: list[str] = []
+    if outputs is not None:
+        if project is not None and project.outputs and _same_file(outputs, project.outputs):
+            use_outputs.append(f"  score them: ragrail run ({toml} reads this file)")
+        else:
+            where = json.dumps(relative_to(outputs, folder), ensure_ascii=False)
+            use_outputs.append(f'  score them: [system] kind = "outputs", path = {where} in {toml}')
+    return use_golden, use_outputs
+
+
+def summary(
+    result: ImportResult,
+    file: Path,
+    docs: Path,
+    golden: Path | None,
+    outputs: Path | None,
+    project: ProjectFile | None = None,
+) -> list[str]:
+    """What an import did, for a person: the lines ``ragrail import`` prints. Paths to
+    put in the project file are relative to its folder."""
+    raw, build, tally = result.raw, result.golden, result.tally
+    use_golden, use_outputs = _suggestions(project, golden, outputs)
+    out = [f"read {_n(len(raw.cases), 'case')} from {file} ({raw.label})"]
+    if tally.total:
+        out.append(f"{tally.line()} (documents: {docs})")
+        out += _listed("not placed", tally.unplaced)
+        ambiguous = tally.ambiguities()
+        out += [f"  in several documents: {line}" for line in ambiguous]
+    if build is not None and golden is not None:
+        out.append(f"golden set: {_n(len(build.cases), 'case')} written to {golden}")
+        out += use_golden
+        if build.from_reference:
+            out.append(f"  {_n(build.from_reference, 'fact')} taken from short reference answers")
+        if build.without_facts:
+            out.append(
+                f"  {_n(len(build.without_facts), 'case')} without facts (no reference answer "
+                "short enough to be one): add facts by hand, then run `ragrail lint`"
+            )
+        if build.sources_from_facts:
+            several = build.several_sources
+            out.append(
+                f"  sources of {_n(len(build.sources_from_facts), 'case')} are the documents "
+                "holding their facts"
+                + (f"; in several documents: {', '.join(several)} (check them)" if several else "")
+            )
+        if build.facts_not_found:
+            out.append(
+                f"  {_n(len(build.facts_not_found), 'fact')} not found in its case's sources:"
+            )
+            out += _listed("", build.facts_not_found)
+        if build.abstain:
+            out.append(
+                f"  {_n(build.abstain, 'case')} the documents do not cover (the reference says so)"
+            )
+        if build.skipped:
+            out.append(f"  skipped {_n(len(build.skipped), 'case')} that could not be labelled:")
+            out += _listed("", build.skipped)
+    if result.records is not None and outputs is not None:
+        answers = sum(1 for r in result.records if "answer" in r)
+        out.append(
+            f"outputs: {_n(len(result.records), 'record')} ({_n(answers, 'answer')}) "
+            f"written to {outputs}"
+        )
+        out += use_outputs
+    return out + [f"note: {note}" for note in raw.notes]
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _listed(label: str, items: list[str]) -> list[str]:
+    """The first few items, one a line, and how many more."""
+    prefix = f"  {label}: " if label else "    "
+    more = [f"{prefix}... and {len(items) - SHOWN} more"] if len(items) > SHOWN else []
+    return [prefix + item for item in items[:SHOWN]] + more
