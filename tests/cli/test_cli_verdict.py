@@ -84,7 +84,7 @@ def test_run_json_carries_the_verdict_as_the_exit_code_says_it(cli, project, tmp
     assert r.code == 1
     v = json.loads(out.read_text())["verdict"]
     assert v["exit_code"] == 1 and v["summary"] == "3 questions got worse"
-    assert v["baseline"] == str(project / "baseline.json")
+    assert v["baseline"] == "baseline.json"  # relative to the project folder
     regressed = {c["id"]: c["changes"] for c in v["regressed"]}
     # what the terminal shows as WORSE lines, per question
     worse = [line.strip() for line in r.out.splitlines() if line.strip().startswith("WORSE:")]

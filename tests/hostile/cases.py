@@ -586,7 +586,7 @@ CASES: list[Hostile] = [
     Hostile("baseline-compact-case-not-object", USAGE, edit_compact(lambda d: d["cases"].__setitem__(0, 7)), says="cases.0"),
     Hostile("baseline-compact-cases-missing", USAGE, edit_compact(lambda d: d.__delitem__("cases")), says="'cases' is missing"),
     Hostile("baseline-compact-duplicate-case-ids", USAGE, edit_compact(lambda d: d["cases"].append(d["cases"][0])), says="no-recovery-email"),
-    Hostile("baseline-compact-future-version", USAGE, edit_compact(lambda d: d.update(version=3)), says="version 3"),
+    Hostile("baseline-compact-future-version", USAGE, edit_compact(lambda d: d.update(version=4)), says="version 4"),
     Hostile("baseline-compact-version-string", USAGE, edit_compact(lambda d: d.update(version="2")), says="version"),
     Hostile("baseline-compact-totals-nan", USAGE, edit_compact(lambda d: d["totals"].update(hit_rate=float("nan"))), says="totals.hit_rate"),
     Hostile("baseline-compact-totals-above-one", USAGE, edit_compact(lambda d: d["totals"].update(recall=1.5)), says="totals.recall"),

@@ -146,7 +146,7 @@ def finish(
         done.exit_code = exit_code(result, done.diff, evaluation.judge_failed)
     saving = ending.save_baseline and done.failed is None
     # not compared (the Python API's evaluate, which leaves that to compare()): no verdict
-    result.verdict = verdict(done, saving) if ending.compare else None
+    result.verdict = verdict(done, saving, project.root) if ending.compare else None
     hear.before_writing(done)
     _write_outputs(ending, done, hear)
     if saving:
@@ -159,8 +159,10 @@ def finish(
     return done
 
 
-def verdict(done: Finished, saving: bool = False) -> Verdict:
-    """The verdict the results carry: ``done``'s exit code and its diff's questions."""
+def verdict(done: Finished, saving: bool = False, root: Path | None = None) -> Verdict:
+    """The verdict the results carry: ``done``'s exit code and its diff's questions; the
+    baseline's path relative to the project folder ``root`` when it is inside it, so the
+    same run gives the same results wherever the project is checked out."""
     from ragrail.diff import run_summary
     from ragrail.records.results import CaseChange, Verdict
 
@@ -179,7 +181,7 @@ def verdict(done: Finished, saving: bool = False) -> Verdict:
     return Verdict(
         exit_code=done.exit_code,
         summary=diff.summary(),
-        baseline=None if done.baseline_path is None else str(done.baseline_path),
+        baseline=_shown_path(done.baseline_path, root),
         regressed=[CaseChange(id=k, changes=v) for k, v in by_case["WORSE"].items()],
         fixed=[CaseChange(id=k, changes=v) for k, v in by_case["fixed"].items()],
         errored=list(diff.errored_cases),
@@ -237,3 +239,14 @@ def _write_outputs(ending: Ending, done: Finished, hear: Steps) -> None:
 def _wrote(done: Finished, hear: Steps, kind: OutputKind, path: Path) -> None:
     done.written.append((kind, path))
     hear.wrote(kind, path)
+
+
+def _shown_path(path: Path | None, root: Path | None) -> str | None:
+    if path is None:
+        return None
+    if root is not None:
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except (ValueError, OSError):
+            pass
+    return str(path)

@@ -110,6 +110,9 @@ def _use_project_root(root: Path, module_name: str) -> None:
     """Put the project folder first on sys.path; forget a same-named module that an
     earlier project in this process imported from its own folder."""
     folder = str(Path(root).resolve())
+    # an earlier project's folder is not this one's: left on sys.path, a module this
+    # project lacks would still import from there (a fresh process would not find it)
+    sys.path[:] = [p for p in sys.path if p == folder or p not in _PROJECT_ROOTS]
     if folder in sys.path:
         sys.path.remove(folder)
     sys.path.insert(0, folder)

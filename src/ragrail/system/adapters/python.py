@@ -220,7 +220,6 @@ class CallableSystem:
         concurrency: int = 8,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        import sys
 
         self.concurrency = concurrency
         self.timeout = timeout
@@ -229,9 +228,7 @@ class CallableSystem:
             self.target = callable_name(target)
             self.func: Callable[..., Any] = target
             return
-        if root is not None and str(root) not in sys.path:
-            sys.path.insert(0, str(root))
-        self.target = target
+        self.target = target  # load_target puts root first on sys.path
         self._worker = _Worker()
         with guarded_process():  # code at import time runs too
             job = self._worker.submit(load_target, target, root)
