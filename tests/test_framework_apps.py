@@ -210,3 +210,41 @@ def test_http_gates_the_same_app(cli, served):
     configure(served, mode="better")
     r = cli("run", "--no-history", cwd=served)
     assert r.code == 0 and "fixed:  debug-logs: answer now passes" in r.out
+
+
+LANGCHAIN_APP = Path(__file__).parent / "data" / "langchain_app"
+
+
+def _ragrail(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """ragrail in a fresh process, as CI runs it (the app reads its settings at import)."""
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-m", "ragrail", *args],
+        cwd=project, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "COLUMNS": "200", **env},
+    )  # fmt: skip
+
+
+def test_a_langchain_app_is_gated_as_it_is_built(tmp_path):
+    pytest.importorskip("langchain_core")
+    project = tmp_path / "lc"
+    shutil.copytree(LANGCHAIN_APP, project)
+    r = _ragrail(project, "run", "--no-history", "--save-baseline")
+    assert r.returncode == 0, r.stdout + r.stderr
+    # Document.metadata["source"] is a path (docs/audit.md): read as the document "audit"
+    assert "hit rate@2         100%" in r.stdout
+    assert "citations: not required" in r.stdout
+    r = _ragrail(project, "run", "--no-history")
+    assert r.returncode == 0 and "No regressions." in r.stdout
+    r = _ragrail(project, "run", "--no-history", RAG_TOP_K="1")
+    assert r.returncode == 1
+    assert "changed: top_k 2 -> 1" in r.stdout
+    assert "WORSE:  debug-logs: retrieval 100% -> 0%" in r.stdout
+
+
+def test_the_readme_shows_the_langchain_apps_answer_function_as_it_is():
+    text = (LANGCHAIN_APP / "rag_app.py").read_text(encoding="utf-8")
+    code = text.split("# --8<-- [start:answer]\n")[1].split("# --8<-- [end:answer]")[0]
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert f"```python\n{code}```" in readme
