@@ -32,9 +32,10 @@ sys.path.insert(0, str(HERE))
 import anchor_data  # noqa: E402
 
 from ragrail import run as ragrail_run  # noqa: E402
-from ragrail.app import load_project, make_system, prepare  # noqa: E402
+from ragrail.app import load_project, prepare  # noqa: E402
 from ragrail.diagnose import assign_cause  # noqa: E402
 from ragrail.scoring.case import score_case  # noqa: E402
+from ragrail.system.adapters import make_system  # noqa: E402
 
 TARGET_S = 1.0  # all intervals at 100,000
 
@@ -46,11 +47,11 @@ def anchor_results(root: Path) -> list[Any]:
         anchor_data.write_project(2000, toml.parent)
     project = load_project(toml)
     prepared = prepare(project)
-    system = make_system(project, prepared.overrides)
+    system = make_system(prepared.settings.system, project.root, prepared.system)
     cases = list(prepared.golden.cases)
     results = []
     for case, trace in zip(cases, system.traces(cases), strict=True):
-        result = score_case(case, trace, prepared.options)
+        result = score_case(case, trace, prepared.settings.scoring)
         assign_cause(result, 0.0)
         results.append(result)
     return results

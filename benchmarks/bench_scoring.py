@@ -53,13 +53,14 @@ def project_toml(n: int, root: Path) -> Path:
 
 def load(toml: Path) -> tuple[list[Any], list[Any], Any]:
     """(cases, traces, scoring options) of a project, read as ``ragrail run`` reads them."""
-    from ragrail.app import load_project, make_system, prepare
+    from ragrail.app import load_project, prepare
+    from ragrail.system.adapters import make_system
 
     project = load_project(toml)
     prepared = prepare(project)
-    system = make_system(project, prepared.overrides)
+    system = make_system(prepared.settings.system, project.root, prepared.system)
     cases = list(prepared.golden.cases)
-    return cases, list(system.traces(cases)), prepared.options
+    return cases, list(system.traces(cases)), prepared.settings.scoring
 
 
 def set_up(options: Any) -> float:
