@@ -46,9 +46,12 @@ def lint_golden(
         known = [s for s in case.sources if s in texts]
         for fact in case.facts:
             if known and not any(find(fact, texts[s]) is not None for s in known):
-                problems.append(
-                    LintProblem(where, case.id, f'fact "{fact}" not found in {", ".join(known)}')
-                )
+                message = f'fact "{fact}" not found in {", ".join(known)}'
+                bare = _without_markup(fact)
+                if bare is not None and any(find(bare, texts[s]) is not None for s in known):
+                    # a fact is matched as written, its own * _ ` included (text.markup)
+                    message += f' (written with Markdown marks; "{bare}" is there)'
+                problems.append(LintProblem(where, case.id, message))
     problems.extend(_near_duplicates(golden, language=language))
     used = {s for case in golden.cases for s in case.relevance}
     for name in sorted(set(documents) - used):
@@ -120,3 +123,15 @@ def lint_from_log(
             )
         )
     return problems
+
+
+def _without_markup(fact: str) -> str | None:
+    """A text fact with the Markdown marks that pair up in it dropped (``**30 days**``
+    -> ``30 days``), or None when it has none to drop."""
+    from ragrail.text.markup import unmark
+    from ragrail.text.matching import Fact
+
+    if not isinstance(fact, Fact) or fact.kind != "text":
+        return None
+    bare = " ".join(unmark(fact.values[0]).split())
+    return bare if bare and bare != " ".join(fact.values[0].split()) else None
