@@ -177,7 +177,13 @@ def test_diff_of_two_corrected_runs_is_paired(cli, tmp_path):
         state["judge"] = stricter
         assert cli("run", *judge, fake.url, "--no-cache", cwd=dest).code == 0  # run 3
         r = cli("diff", "2", "3", "--json", str(tmp_path / "diff.json"), cwd=dest)
-    assert r.code == 0, r.out + r.err
+    # each question whose criterion the stricter judge now fails lost a check: WORSE
+    assert r.code == 1, r.out + r.err
+    assert [line.strip() for line in r.out.splitlines() if "WORSE:" in line] == [
+        f"WORSE:  q{i}: judge criterion 'polite' no longer passes"
+        for i in range(N)
+        if JUDGE[i] and not stricter[i]
+    ]
     (change,) = json.loads((tmp_path / "diff.json").read_text())["judge_changes"]
     assert change["paired"] and change["n_judged"] == 40 and change["n_labelled"] == 20
     before, after = expected_correction(JUDGE), expected_correction(stricter)
