@@ -29,9 +29,20 @@ def run_2000(tmp_path_factory: pytest.TempPathFactory) -> dict:
     toml = anchor_data.write_project(2000, project)
     out = project / "results.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "ragrail", "run", "--config", str(toml), "--no-history",
-         "--json", str(out)],
-        capture_output=True, text=True, timeout=240,
+        [
+            sys.executable,
+            "-m",
+            "ragrail",
+            "run",
+            "--config",
+            str(toml),
+            "--no-history",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(out.read_text(encoding="utf-8"))
@@ -47,6 +58,14 @@ def test_every_question_scores_as_before(run_2000: dict, expected: dict) -> None
     got = run_2000["cases"]
     assert [c["id"] for c in got] == [c["id"] for c in expected["cases"]]
     for new, old in zip(got, expected["cases"], strict=True):
+        # checks were added after the pin (issue 23): they must agree with the verdict
+        checks = new.pop("checks")
+        held = all(v == 1 for k, v in checks.items() if k != "claims supported")
+        assert held == new["answer_pass"], new["id"]
+        missing = {
+            p.removeprefix('missing "')[:-1] for p in new["problems"] if p[:9] == 'missing "'
+        }
+        assert missing == {k[6:] for k, v in checks.items() if k.startswith("fact: ") and not v}
         new = {k: v for k, v in new.items() if k != "trace"}
         assert new == old, f"question {old['id']} scores differently"
 
