@@ -160,10 +160,10 @@ def test_a_version_2_baseline_has_no_checks_and_is_compared_by_verdicts_alone():
     old = text.replace('"version": 3', '"version": 2')
     old = old.replace(
         '"checks": {"behaviour": 1, "citation": 0, "fact: x": 1, "fact: y": 0}, ', ""
-    ).replace('"missed": [], ', "")
-    assert "checks" not in old and "missed" not in old
+    ).replace('"found": ["x", "y"], ', "")
+    assert "checks" not in old and "found" not in old
     v2 = read_baseline_text(old, "baseline.json")
-    assert v2.cases[0].checks is None and v2.cases[0].missed is None
+    assert v2.cases[0].checks is None and v2.cases[0].found is None
     new = run(case("q1", {**FAILING, "fact: x": 0}, retrieved=("x",)))
     # only the recall drop: which checks held was not kept
     assert [c.line() for c in compare(new, v2).changes] == ["WORSE:  q1: retrieval 100% -> 50%"]
@@ -198,3 +198,40 @@ def test_graded_means_pair_the_questions_scored_in_both_and_show_when_they_move(
     assert "  faithfulness   1.00 -> 0.50" in text
     same = compare(base, compact(base))
     assert "correctness" not in diff_text(same, width=100)
+
+
+def test_a_fact_renamed_or_added_is_not_lost_from_retrieval():
+    base = run(case("q1", FAILING, facts=("x", "y", "z"), retrieved=("x",)))
+    # "y" -> "Y": a label the baseline never had, missed there and here
+    renamed = run(case("q1", FAILING, facts=("x", "Y", "z"), retrieved=("x",)))
+    # "w" added and not found: the recall drops (1/3 -> 1/4), but no fact was lost
+    added = run(case("q1", FAILING, facts=("x", "y", "z", "w"), retrieved=("x",)))
+    for baseline in (base, compact(base)):
+        assert compare(renamed, baseline).changes == []
+        assert [c.line() for c in compare(added, baseline).changes] == [
+            "WORSE:  q1: retrieval 33% -> 25%"
+        ]
+
+
+def test_a_recall_that_rose_while_a_fact_was_lost_is_worse_not_fixed():
+    base = run(case("q1", FAILING, facts=("a", "b", "c"), retrieved=("a",)))
+    new = run(case("q1", FAILING, facts=("a", "b", "c"), retrieved=("b", "c")))
+    assert [c.line() for c in compare(new, base).changes] == [
+        'WORSE:  q1: fact "a" no longer retrieved'
+    ]
+
+
+def test_no_lower_line_beside_a_worse_line_of_the_same_question():
+    held = {"behaviour": 1, "claims supported": 0, "fact: x": 1, "fact: y": 1}
+    base = run(case("q1", held, retrieved=("x", "y"), correctness=1.0, faithfulness=0.8))
+    new = run(case("q1", held, facts=("x", "y", "z"), retrieved=("x", "z"),
+                   correctness=1.0, faithfulness=0.5))  # fmt: skip
+    assert [c.kind for c in compare(new, base).changes] == ["WORSE"]
+
+
+def test_an_unchanged_run_moves_no_graded_mean_though_the_baseline_rounds():
+    held = {"behaviour": 1}
+    base = run(*[case(f"q{i}", held, correctness=c) for i, c in enumerate((1 / 3, 2 / 3, 0.0))])
+    diff = compare(base, compact(base))
+    was, now = diff.graded["correctness"]
+    assert was == now  # both sides to six digits, as a baseline keeps them

@@ -66,10 +66,10 @@ def test_known_failures_are_xfail_so_pytest_agrees_with_ragrail_run(pytester, ki
         [
             "*- ragrail -*",
             "against baseline.json: no regressions",
-            "4 known failures (failed in the baseline too, nothing lost): xfail; "
-            "--ragrail-strict fails them",
-            "XFAIL ragrail.toml::lost-phone - known failure, as in the baseline: "
-            "answer missed a retrieved fact",
+            "4 expected failures (no WORSE line: failed in the baseline too, or new, ...): "
+            "xfail; --ragrail-strict fails them",
+            "XFAIL ragrail.toml::lost-phone - known failure: also fails in the baseline "
+            "(answer missed a retrieved fact)",
         ]
     )
 
@@ -285,3 +285,18 @@ def test_xdist_workers_each_run_their_cases(pytester, kitebase):
     result = pytester.runpytest_subprocess("--ragrail", "-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=8, failed=3, xfailed=1)
     result.stdout.fnmatch_lines(["FAILED ragrail.toml::lost-phone - WORSE: *"])
+
+
+def test_a_new_question_that_fails_is_expected_as_ragrail_run_does_not_count_it(pytester, kitebase):
+    import json
+
+    golden = kitebase / "golden.json"
+    cases = json.loads(golden.read_text(encoding="utf-8"))
+    cases.append({"id": "brand-new", "question": "How long does the reset link last?",
+                  "sources": ["reset-password"], "facts": ["99 minutes"]})  # fmt: skip
+    golden.write_text(json.dumps(cases), encoding="utf-8")
+    result = pytester.runpytest("--ragrail", "-p", "no:cacheprovider", "-rx")
+    assert result.ret == pytest.ExitCode.OK  # `ragrail run`: no regressions, exit 0
+    result.stdout.fnmatch_lines(
+        ["XFAIL ragrail.toml::brand-new - new question, not in the baseline*"]
+    )

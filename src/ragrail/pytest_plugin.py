@@ -233,8 +233,8 @@ class RagrailFile(pytest.File):
         if o.known:
             n = len(o.known)
             lines.append(
-                f"{n} known failure{'' if n == 1 else 's'} (failed in the baseline too, "
-                "nothing lost): xfail; --ragrail-strict fails them"
+                f"{n} expected failure{'' if n == 1 else 's'} (no WORSE line: failed in the "
+                "baseline too, or new, ...): xfail; --ragrail-strict fails them"
             )
         lines += [visible(f"fixed:  {c.case_id}: {c.detail}") for c in o.diff.fixed]
         return lines
@@ -272,7 +272,7 @@ class RagrailCase(pytest.Item):
             if known is not None:
                 from ragrail.text.guard import visible
 
-                pytest.xfail(visible(f"known failure, as in the baseline: {failure.headline}"))
+                pytest.xfail(visible(known))
             raise failure
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:

@@ -154,3 +154,75 @@ def test_corrupt_history_is_set_aside(tmp_path):
     with pytest.warns(UserWarning, match="could not be read"):
         store = History(path)
     assert store.rows() == [] and list(tmp_path.glob("history.sqlite.corrupt-*"))
+
+
+def _junit(path):
+    suite = ET.parse(path).getroot().find("testsuite")
+    status = {}
+    for c in suite.findall("testcase"):
+        kids = [e for e in c if e.tag in ("failure", "skipped", "error")]
+        status[c.get("name")] = (kids[0].tag, kids[0].get("message")) if kids else ("pass", "")
+    return suite, status
+
+
+def test_junit_agrees_with_the_exit_code_for_new_questions_and_other_answerers(cli, project):
+    import json
+
+    golden = project / "golden.json"
+    cases = json.loads(golden.read_text())
+    cases.append({"id": "brand-new", "question": "How long does the reset link last?",
+                  "sources": ["reset-password"], "facts": ["99 minutes"]})  # fmt: skip
+    golden.write_text(json.dumps(cases))
+    out = project / "j.xml"
+    assert cli("run", "--no-history", "--junit", str(out), cwd=project).code == 0
+    suite, status = _junit(out)
+    assert suite.get("failures") == "0"
+    assert status["brand-new"][0] == "skipped"
+    assert status["brand-new"][1].startswith("new question, not in the baseline: fails")
+    # a baseline from another model: answers are not compared, so their failures are no
+    # regression either
+    base = project / "baseline.json"
+    data = json.loads(base.read_text())
+    data["config"]["model"] = "gpt-x"
+    base.write_text(json.dumps(data))
+    assert cli("run", "--no-history", "--junit", str(out), cwd=project).code == 0
+    suite, status = _junit(out)
+    assert suite.get("failures") == "0"
+    assert status["lost-phone"][1].startswith("answers not compared with the baseline's")
+
+
+def test_a_saved_baseline_accepts_its_regressions_in_junit_and_the_verdict(cli, project):
+    import json
+
+    out, res = project / "j.xml", project / "r.json"
+    args = ("run", "--no-history", "--top-k", "1", "--save-baseline", "--junit", str(out))
+    assert cli(*args, "--json", str(res), cwd=project).code == 0
+    suite, status = _junit(out)
+    assert suite.get("failures") == "0"
+    assert status["lost-phone"] == (
+        "skipped",
+        "accepted as the new baseline: WORSE retrieval 100% -> 0%",
+    )
+    verdict = json.loads(res.read_text())["verdict"]
+    assert verdict["summary"] == "3 questions got worse; accepted as the new baseline"
+    assert (verdict["exit_code"], verdict["baseline_saved"]) == (0, True)
+
+
+def test_strict_needs_junit_and_merge_takes_it_too(cli, project):
+    from tests.helpers import one_error_line
+
+    r = cli("run", "--no-history", "--strict", cwd=project)
+    assert r.code == 2
+    assert "--strict applies to the --junit report" in one_error_line(r.err)
+    for i in (0, 1):
+        args = ("run", "--shard", f"{i}/2", "--json", str(project / f"s{i}.json"))
+        assert cli(*args, cwd=project).code == 0
+    out = project / "j.xml"
+    shards = (str(project / "s0.json"), str(project / "s1.json"))
+    assert (
+        cli("merge", *shards, "--no-history", "--junit", str(out), "--strict", cwd=project).code
+        == 0
+    )
+    suite, status = _junit(out)
+    assert (suite.get("failures"), suite.get("skipped")) == ("4", "0")
+    assert all(message for kind, message in status.values() if kind == "failure")

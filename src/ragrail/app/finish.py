@@ -178,9 +178,12 @@ def verdict(done: Finished, saving: bool = False, root: Path | None = None) -> V
     for change in diff.changes:
         if change.kind in by_case:
             by_case[change.kind].setdefault(change.case_id, []).append(change.detail)
+    summary = diff.summary()
+    if saving and diff.regressed:
+        summary += "; accepted as the new baseline"
     return Verdict(
         exit_code=done.exit_code,
-        summary=diff.summary(),
+        summary=summary,
         baseline=_shown_path(done.baseline_path, root),
         regressed=[CaseChange(id=k, changes=v) for k, v in by_case["WORSE"].items()],
         fixed=[CaseChange(id=k, changes=v) for k, v in by_case["fixed"].items()],
@@ -226,7 +229,12 @@ def _write_outputs(ending: Ending, done: Finished, hear: Steps) -> None:
     if ending.junit:
         from ragrail.reports.junit import junit_xml
 
-        xml = junit_xml(result, diff, strict=ending.strict)
+        xml = junit_xml(
+            result,
+            diff,
+            strict=ending.strict,
+            accepted=done.failed is None and ending.save_baseline,
+        )
         atomic_write_text(ending.junit, xml, "--junit report")
         _wrote(done, hear, "junit", ending.junit)
     if ending.markdown:

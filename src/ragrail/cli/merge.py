@@ -34,6 +34,10 @@ class MergeOptions:
 @json_option("the merged results (the same as an unsharded run's)")
 @flag_option("junit", help="Write JUnit XML, as `run --junit`.")
 @flag_option("markdown", help="Write a Markdown summary, as `run --markdown`.")
+@flag_option(
+    "strict",
+    help="In --junit, fail a question that also failed in the baseline, as `run --strict`.",
+)
 @flag_option("no_history", help="Do not record the run in .ragrail/history.sqlite.")
 @flag_option("metrics", help="Also print the per-question metrics table.")
 @output_options()
@@ -45,6 +49,7 @@ def merge(
     json_path: Path | None,
     junit: Path | None,
     markdown: Path | None,
+    strict: bool,
     no_history: bool,
     metrics: bool,
 ) -> int:
@@ -63,12 +68,13 @@ def merge(
       ragrail merge shard-*.json --json results.json   # the verdict
     """
     from ragrail import app
-    from ragrail.cli.run import end_run
+    from ragrail.cli.run import end_run, strict_needs_junit
     from ragrail.reports.machine import to_stdout
     from ragrail.settings import Overrides
     from ragrail.shards import prepare_merge
 
     out = Out(json_path)
+    strict_needs_junit(strict, junit)
     project = app.load_project(config)
     outputs = [
         (None if to_stdout(json_path) else json_path, "--json results"),
@@ -83,5 +89,5 @@ def merge(
     evaluation = app.Evaluation(
         result=merged.result, baseline=merged.baseline, baseline_path=merged.baseline_path
     )
-    options = MergeOptions(json_path, junit, markdown, metrics)
+    options = MergeOptions(json_path, junit, markdown, metrics, strict=strict)
     return end_run(options, project, evaluation, merged.history, out)

@@ -125,8 +125,9 @@ def diff(
 ) -> int:
     """Compare two recorded runs with the baseline rules (RUN_A is the older one).
 
-    Exits 1 when a question that passed in RUN_A fails in RUN_B, and 3 when
-    RUN_B had errors (a failed call, or the judge failed), as `ragrail run` did.
+    Exits 1 when something a question held in RUN_A (its recall, its answer's
+    verdict, any check of its answer) fails in RUN_B, and 3 when RUN_B had errors (a
+    failed call, or the judge failed), as `ragrail run` does.
     """
     from ragrail.app import exit_code
     from ragrail.diff import compare, error_phrases

@@ -26,9 +26,12 @@ def run(**kwargs: Any) -> int:
     """Evaluate the project: score every golden question and compare with the baseline.
 
     Reads ./ragrail.toml (or --config); flags override it. Prints the scorecard,
-    then the per-question diff against the baseline. Exits 1 when a question
-    that passed in the baseline fails now (its retrieval recall dropped, or its
-    answer passed and now fails), 3 when a model call failed after its retries.
+    then the per-question diff against the baseline. Exits 1 when something a
+    question held in the baseline fails now (its retrieval recall dropped or a fact
+    it found is lost; its answer passed and now fails; or a check its answer held,
+    a fact, the citation, claims supported, a [[checks]] entry, a judge criterion,
+    fails now, even on a question that already failed), 3 when a question or a
+    model call failed after its retries.
 
     \b
     Real answers (keys come from the environment only):
@@ -73,6 +76,7 @@ def run_and_report(opts: RunOptions) -> int:
         )
     if opts.shard is not None:
         _check_shard_flags(opts)
+    strict_needs_junit(opts.strict, opts.junit)
     out = Out(opts.json_path)
     project = app.load_project(opts.config, opts.example)
     outputs = [
@@ -105,6 +109,15 @@ def run_and_report(opts: RunOptions) -> int:
     if shard is not None:
         return _end_shard(opts, project, evaluation, shard, out)
     return end_run(opts, project, evaluation, prepared.history, out)
+
+
+def strict_needs_junit(strict: bool, junit: Path | None) -> None:
+    """--strict says how --junit reports known failures; alone it would do nothing."""
+    if strict and junit is None:
+        raise InputError(
+            "--strict applies to the --junit report (known failures fail there too); "
+            "give --junit PATH, or leave --strict out"
+        )
 
 
 def _check_shard_flags(opts: RunOptions) -> None:

@@ -14,7 +14,7 @@ from ragrail.diff.lines import (
     pct,
     rounded_score,
 )
-from ragrail.records.results import CaseResult, RunResult
+from ragrail.records.results import CaseResult
 
 
 def _held(case: BaselineCaseLike) -> dict[str, int] | None:
@@ -25,14 +25,11 @@ def _held(case: BaselineCaseLike) -> dict[str, int] | None:
     return case.checks
 
 
-def _missed(case: BaselineCaseLike) -> list[str] | None:
-    """The labels of the facts retrieval missed; None when a baseline does not say."""
+def _found(case: BaselineCaseLike) -> list[str] | None:
+    """The labels of the facts retrieval found; None when a baseline does not say."""
     if isinstance(case, CaseResult):
-        if len(case.facts_retrieved) == len(case.facts):
-            return []
-        found = set(case.facts_retrieved)
-        return [str(f) for f in case.facts if f not in found]
-    return case.missed
+        return [str(f) for f in case.facts_retrieved]
+    return case.found
 
 
 def _lost(old_passes: int, old_runs: int, new_passes: int, new_runs: int) -> float | None:
@@ -98,16 +95,20 @@ def check_changes(
 
 
 def facts_lost(old: BaselineCaseLike, new: CaseResult) -> Change | None:
-    """WORSE when a fact retrieval found in the baseline is missed now though the recall
-    did not drop (another fact came back in its place)."""
-    before, after = _missed(old), _missed(new)
-    if before is None or after is None or after == before:
+    """WORSE when a fact retrieval found in the baseline (by its label) is not found now,
+    though the recall did not drop (another fact came back in its place). A fact the
+    baseline did not have (added, or its label changed) cannot be lost."""
+    if len(new.facts_retrieved) == len(new.facts):
+        return None  # every fact found now: nothing lost (the common case, decided fast)
+    before = _found(old)
+    if not before:
         return None
-    labels = {str(f) for f in new.facts}
-    lost = [f for f in after if f not in before and f in labels]
+    now = {str(f) for f in new.facts_retrieved}
+    facts = {str(f) for f in new.facts}
+    lost = [f for f in dict.fromkeys(before) if f in facts and f not in now]
     if not lost:
         return None
-    text = "; ".join(f'fact "{f}" no longer retrieved' for f in dict.fromkeys(lost))
+    text = "; ".join(f'fact "{f}" no longer retrieved' for f in lost)
     return Change(new.id, "WORSE", "retrieval", text)
 
 
@@ -135,24 +136,29 @@ def _metric(case: BaselineCaseLike, name: str) -> float | None:
     return case.metrics.get(name)
 
 
-def graded_means(
-    run: RunResult, base: dict[str, BaselineCaseLike]
-) -> dict[str, tuple[float, float]]:
+def graded_means(sums: dict[str, list[float]]) -> dict[str, tuple[float, float]]:
     """Each graded score's mean over the questions scored for it in both runs, before
-    and now: ``mean_i old_i`` and ``mean_i new_i`` over the same i, so a question
-    added, removed or errored on one side never moves it."""
-    out = {}
+    and now (``sums``: name -> [sum before, sum now, questions], as :func:`add_graded`
+    adds them up): the same questions on both sides, so one added, removed or errored on
+    one side never moves it."""
+    return {name: (a / n, b / n) for name, (a, b, n) in sums.items() if n}
+
+
+def add_graded(sums: dict[str, list[float]], old: BaselineCaseLike, new: CaseResult) -> bool:
+    """Add a question's graded scores to ``sums`` (both sides as a baseline keeps them,
+    to six digits, so an unchanged run moves no mean); whether one of them dropped."""
+    dropped = False
     for name in GRADED:
-        pairs = [
-            (was, now)
-            for new in run.cases
-            if (now := getattr(new, name)) is not None
-            and (old := base.get(new.id)) is not None
-            and (was := _metric(old, name)) is not None
-        ]
-        if pairs:
-            out[name] = (
-                sum(p[0] for p in pairs) / len(pairs),
-                sum(p[1] for p in pairs) / len(pairs),
-            )
-    return out
+        now = getattr(new, name)
+        if now is None:
+            continue
+        was = _metric(old, name)
+        if was is None:
+            continue
+        now = rounded_score(now)
+        row = sums.setdefault(name, [0.0, 0.0, 0])
+        row[0] += was
+        row[1] += now
+        row[2] += 1
+        dropped = dropped or now < was
+    return dropped

@@ -24,18 +24,23 @@ def _seconds(latency_ms: float) -> str:
     return f"{latency_ms / 1000:.3f}" if math.isfinite(latency_ms) else "0.000"
 
 
-def junit_xml(run: RunResult, diff: Diff | None = None, strict: bool = False) -> str:
+def junit_xml(
+    run: RunResult, diff: Diff | None = None, strict: bool = False, accepted: bool = False
+) -> str:
     """A ``testsuites`` document with one ``testsuite`` for the run.
 
-    A question whose answer failed is a ``failure`` (message: its problems); one whose
-    call failed is an ``error`` (saying so when it passed in the baseline), and so is
-    one the judge failed on; a question that got WORSE against the baseline is a
-    failure too, even if its answer still passes (its retrieval dropped).
+    A question that fails (its answer fails or retrieval missed a fact,
+    :func:`ragrail.diff.fails`) is a ``failure`` (message: its problems, else its cause);
+    one whose call failed is an ``error`` (saying so when it passed in the baseline), and
+    so is one the judge failed on; a question that got WORSE against the baseline is a
+    failure too, even if it still passes.
 
-    Against a baseline, a question that fails as it failed there and lost nothing
-    (:func:`ragrail.diff.known_failures`) is ``skipped``, "known failure", so the report
-    agrees with the run's exit code; ``strict`` makes it a failure as without a
-    baseline. A question fixed since the baseline says so in its output.
+    Against a baseline the report agrees with the run's exit code: a failing question
+    with no WORSE line (:func:`ragrail.diff.known_failures`: it failed there too, it is
+    new, ...) is ``skipped`` with why; ``strict`` makes it a failure, as without a
+    baseline. ``accepted``: the run was saved as the new baseline (exit 0), so its WORSE
+    lines are skipped as accepted. A question fixed since the baseline says so in its
+    output.
     """
     worse: dict[str, list[str]] = {}
     fixed: dict[str, list[str]] = {}
@@ -74,15 +79,21 @@ def junit_xml(run: RunResult, diff: Diff | None = None, strict: bool = False) ->
             ET.SubElement(
                 tc, "error", message=visible(f"judge: {reason}"), type="judge-error"
             ).text = visible(reason)
-        if case.id in known and not case.errored and not judge_failed(case):
+        problems = list(case.problems) or [case.cause or "retrieval missed a fact"]
+        in_error = case.errored or judge_failed(case)
+        if case.id in known and not in_error:
             skipped += 1
-            reason = f"known failure: also fails in the baseline ({known[case.id]})"
-            if case.problems:
-                reason += f": {'; '.join(case.problems)}"
+            reason = f"{known[case.id]}: {'; '.join(problems)}"
             ET.SubElement(tc, "skipped", message=visible(reason))
-        elif case.answer_pass is False or case.id in worse or (strict and fails(case)):
+        elif accepted and case.id in worse and not in_error:
+            skipped += 1
+            lines = "; ".join(worse[case.id])
+            ET.SubElement(
+                tc, "skipped", message=visible(f"accepted as the new baseline: WORSE {lines}")
+            )
+        elif case.id in worse or (not in_error and fails(case)):
             failures += 1
-            reasons = list(case.problems) + [
+            reasons = (problems if fails(case) else []) + [
                 f"WORSE vs baseline: {w}" for w in worse.get(case.id, [])
             ]
             detail = [f"question: {case.question}", f"retrieval recall: {case.retrieval_recall}"]

@@ -141,7 +141,12 @@ def answer_checks(
     check_problems: list[str] = []
     for c in (*options.checks, *case.checks):
         failed = run_check(c, answer, case)
-        held[CHECK + c.label] = not failed
+        name = CHECK + c.label
+        if name in held:  # two checks of one label: each its own check, by position
+            name = next(
+                f"{name} #{i}" for i in range(2, len(held) + 3) if f"{name} #{i}" not in held
+            )
+        held[name] = not failed
         check_problems += failed
     return problems + check_problems, check_problems, held
 
@@ -244,12 +249,16 @@ def score_case(case: Case, trace: Trace, options: ScoringOptions | None = None) 
         except CheckError as exc:
             return _check_failed(CaseResult(**fields), str(exc))
         # a refusal or a hand-off states no facts to check against the documents
-        if expect in ("answer", "abstain") and not abstains(text, options.abstain_phrases, cache):
-            unsupported = [
-                f'unsupported claim "{v.claim}"'
-                for v in check_claims(text, contexts, options.language, cache)
-                if not v.supported
-            ]
+        if expect in ("answer", "abstain"):
+            # an abstention states nothing: its claims are (vacuously) all supported, so
+            # the count is over every answer, as the other checks' are
+            unsupported = []
+            if not abstains(text, options.abstain_phrases, cache):
+                unsupported = [
+                    f'unsupported claim "{v.claim}"'
+                    for v in check_claims(text, contexts, options.language, cache)
+                    if not v.supported
+                ]
             checks[CLAIMS] = not unsupported
             if options.require_faithful:
                 problems += unsupported

@@ -28,7 +28,8 @@ Format (version 3)::
           "errored": false,
           "id": "link-expiry",
           "metrics": {"context_precision": 0.5, ...},
-          "retrieval": {"facts": 1, "hit": true, "missed": [], "recall": 1.0, "retrieved": 1}
+          "retrieval": {"facts": 1, "found": ["30 minutes"], "hit": true, "recall": 1.0,
+                        "retrieved": 1}
         }
       ],
       "config": {...},
@@ -40,8 +41,8 @@ Format (version 3)::
 
 (the answer is one line in the file). ``answer.checks`` names each check the answers
 faced (``ragrail.records.results.CHECK_NAMES``) with the number of them in which it held
-(a judge criterion: 1 or 0, its majority verdict), and ``retrieval.missed`` the facts
-retrieval missed: the diff compares them one by one, so a question that already failed
+(a judge criterion: 1 or 0, its majority verdict), and ``retrieval.found`` the facts
+retrieval found: the diff compares them one by one, so a question that already failed
 can still get WORSE. Version 2 files, which kept neither, still load and are compared by
 their verdicts alone.
 """

@@ -41,10 +41,10 @@ M = TypeVar("M", bound=BaseModel)
 
 _TOP_KEYS = frozenset({"cases", "config", "fingerprints", "format", "totals", "version"})
 _CASE_KEYS = frozenset({"answer", "cause", "errored", "id", "metrics", "retrieval"})
-_RETRIEVAL_KEYS = frozenset({"facts", "hit", "missed", "recall", "retrieved"})
+_RETRIEVAL_KEYS = frozenset({"facts", "found", "hit", "recall", "retrieved"})
 _ANSWER_KEYS = frozenset({"checks", "pass", "passes", "problems", "runs"})
-# version 2 kept neither the checks nor the facts missed
-_RETRIEVAL_KEYS_V2 = _RETRIEVAL_KEYS - {"missed"}
+# version 2 kept neither the checks nor the facts found
+_RETRIEVAL_KEYS_V2 = _RETRIEVAL_KEYS - {"found"}
 _ANSWER_KEYS_V2 = _ANSWER_KEYS - {"checks"}
 _METRIC_SET = frozenset(CASE_METRICS)
 # keys of a case, its retrieval and its answer: none holds a colon
@@ -113,7 +113,7 @@ def _colons(data: dict[str, Any], base: Baseline) -> int:
         [c.cause for c in cases if c.cause],
         chain.from_iterable([c.problems for c in cases]),
         chain.from_iterable([c.checks for c in cases if c.checks]),
-        chain.from_iterable([c.missed for c in cases if c.missed]),
+        chain.from_iterable([c.found for c in cases if c.found]),
     )
     head = sum(1 + k.count(":") + (_colons_in(v) if k != "cases" else 0) for k, v in data.items())
     return head + keys + "".join(strings).count(":")
@@ -214,7 +214,7 @@ def _fingerprints(value: Any, what: str, where: str) -> dict[str, str | None]:
 def _case(c: Any, i: int, what: str, where: str, v2: bool = False) -> BaselineCase:
     """One question, checked in one pass: the common, well-formed case costs a few type
     tests; anything else goes to :func:`_case_problem` for a message naming the field.
-    ``v2``: a version 2 file, whose questions keep no checks and no missed facts."""
+    ``v2``: a version 2 file, whose questions keep no checks and no found facts."""
     retrieval_keys, answer_keys = (
         (_RETRIEVAL_KEYS_V2, _ANSWER_KEYS_V2) if v2 else (_RETRIEVAL_KEYS, _ANSWER_KEYS)
     )
@@ -228,7 +228,7 @@ def _case(c: Any, i: int, what: str, where: str, v2: bool = False) -> BaselineCa
         and r.keys() == retrieval_keys
         and a.keys() == answer_keys
         and (v2 or _are_counts(a["checks"], a["runs"]))
-        and (v2 or _are_strings(r["missed"]))
+        and (v2 or _are_strings(r["found"]))
         and type(facts := r["facts"]) is int
         and type(retrieved := r["retrieved"]) is int
         and 0 <= retrieved <= facts <= MAX_COUNT
@@ -246,7 +246,7 @@ def _case(c: Any, i: int, what: str, where: str, v2: bool = False) -> BaselineCa
     ):
         return BaselineCase(
             c["id"], r["hit"], recall, facts, retrieved, a["pass"], passes, runs,
-            problems, c["errored"], c["cause"], metrics, a.get("checks"), r.get("missed"),
+            problems, c["errored"], c["cause"], metrics, a.get("checks"), r.get("found"),
         )  # fmt: skip
     _case_problem(c, i, what, where, retrieval_keys, answer_keys)
     # well-formed after all: numbers written as integers (a hand-typed 1 for 1.0)
@@ -255,7 +255,7 @@ def _case(c: Any, i: int, what: str, where: str, v2: bool = False) -> BaselineCa
         c["retrieval"]["retrieved"], c["answer"]["pass"], c["answer"]["passes"],
         c["answer"]["runs"], c["answer"]["problems"], c["errored"], c["cause"],
         {k: float(v) for k, v in c["metrics"].items()}, c["answer"].get("checks"),
-        c["retrieval"].get("missed"),
+        c["retrieval"].get("found"),
     )  # fmt: skip
 
 
@@ -329,8 +329,10 @@ def _case_problem(
             )
         unknown = sorted(value.keys() - keys)
         if unknown:
+            newer = unknown[0] in ("checks", "found")
+            hint = ' (a version 3 field: does the file say "version": 2?)' if newer else ""
             raise InputError(
-                f"{what} has an unknown field {f'{at}.{group}.{unknown[0]}'!r}{who}", where
+                f"{what} has an unknown field {f'{at}.{group}.{unknown[0]}'!r}{who}{hint}", where
             )
     r, a = c["retrieval"], c["answer"]
     for name, value in (
@@ -360,15 +362,16 @@ def _case_problem(
             raise bad("answer.checks", "Input should be an object")
         for name in sorted(checks):
             _check_count(checks[name], f"answer.checks.{name}", bad)
-            top = 1 if name.startswith(JUDGE) else a["runs"]
+            judged = name.startswith(JUDGE)
+            top = 1 if judged else a["runs"]
             if checks[name] > top:
                 raise bad(
                     f"answer.checks.{name}",
                     f"{checks[name]} is more than "
-                    + ("1 (a judge criterion)" if top == 1 else f"answer.runs ({top})"),
+                    + ("1 (a judge criterion)" if judged else f"answer.runs ({top})"),
                 )
-    if "missed" in r and not _are_strings(r["missed"]):
-        raise bad("retrieval.missed", "Input should be a list of strings")
+    if "found" in r and not _are_strings(r["found"]):
+        raise bad("retrieval.found", "Input should be a list of strings")
     if type(c["errored"]) is not bool:
         raise bad("errored", "Input should be a valid boolean")
     if c["cause"] is not None and type(c["cause"]) is not str:

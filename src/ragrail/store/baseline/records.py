@@ -15,7 +15,7 @@ from ragrail.records.results import BASELINE_FORMAT, CaseResult, RunConfig, RunR
 
 FORMAT = BASELINE_FORMAT
 VERSION = 3
-READS = (2, 3)  # version 2 kept no checks and no missed facts: compared by verdict alone
+READS = (2, 3)  # version 2 kept no checks and no found facts: compared by verdict alone
 SIGNIFICANT_DIGITS = 6
 MAX_COUNT = 2**53  # as in results.Count: the largest count a JSON reader keeps exact
 
@@ -62,7 +62,7 @@ class BaselineCase:
     # each check the answers faced, in how many of them it held (CaseResult.held_checks);
     # None: a version 2 file, which did not keep them
     checks: dict[str, int] | None = None
-    missed: list[str] | None = None  # the labels of the facts retrieval missed; None: v2
+    found: list[str] | None = None  # the labels of the facts retrieval found; None: v2
 
     @classmethod
     def from_case(cls, case: CaseResult) -> BaselineCase:
@@ -83,7 +83,7 @@ class BaselineCase:
             case.cause,
             metrics,
             case.held_checks(),
-            missed_labels(case),
+            found_labels(case),
         )
 
 
@@ -199,7 +199,7 @@ def _case_block(c: BaselineCase, memo: dict[tuple[tuple[str, float], ...], str])
     return _block(
         c.id, c.answer_pass, c.answer_passes, c.problems, c.answer_runs, c.cause, c.errored,
         rates, c.facts, c.retrieval_hit, recall, c.facts_retrieved, c.checks or {},
-        c.missed or [],
+        c.found or [],
     )  # fmt: skip
 
 
@@ -225,22 +225,19 @@ def _run_case_block(c: CaseResult, memo: dict[tuple[float | None, ...], tuple[st
     return _block(
         c.id, c.answer_pass, c.answer_passes, c.problems, c.answer_runs, c.cause, c.errored,
         texts[0], len(c.facts), c.retrieval_hit, texts[1], len(c.facts_retrieved),
-        c.held_checks() if c.judge is not None else c.checks, missed_labels(c),
+        c.held_checks() if c.judge is not None else c.checks, found_labels(c),
     )  # fmt: skip
 
 
-def missed_labels(case: CaseResult) -> list[str]:
-    """The labels of the case's facts retrieval missed, in golden-set order."""
-    if len(case.facts_retrieved) == len(case.facts):
-        return []
-    found = set(case.facts_retrieved)
-    return [str(f) for f in case.facts if f not in found]
+def found_labels(case: CaseResult) -> list[str]:
+    """The labels of the facts retrieval found for the case, in golden-set order."""
+    return [str(f) for f in case.facts_retrieved]
 
 
 def _block(
     case_id: str, answer_pass: bool | None, passes: int, problems: list[str], runs: int,
     cause: str | None, errored: bool, rates: str, facts: int, hit: bool | None,
-    recall: str, retrieved: int, checks: dict[str, int], missed: list[str],
+    recall: str, retrieved: int, checks: dict[str, int], found: list[str],
 ) -> str:  # fmt: skip
     """A question as a block of sorted lines, each within three lines of its id, so a
     diff's context always shows which question a changed line belongs to."""
@@ -255,8 +252,8 @@ def _block(
         f'      "errored": {_LITERAL[errored]},\n'
         f'      "id": {string(case_id)},\n'
         f'      "metrics": {{{rates}}},\n'
-        f'      "retrieval": {{"facts": {facts!s}, "hit": {_LITERAL[hit]}, '
-        f'"missed": [{", ".join(map(string, missed))}], '
+        f'      "retrieval": {{"facts": {facts!s}, '
+        f'"found": [{", ".join(map(string, found))}], "hit": {_LITERAL[hit]}, '
         f'"recall": {recall}, "retrieved": {retrieved!s}}}\n'
         "    }"
     )
