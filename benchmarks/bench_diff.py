@@ -52,6 +52,15 @@ def case(cid: str, recall: float, passes: int, runs: int, error: str | None = No
             answer_runs=0 if error else runs,
             answer_passes=0 if error else passes,
             problems=[] if error or passes == runs else ['missing "fact"'],
+            # the checks each answer faced, as scoring counts them (issue 23)
+            checks={}
+            if error
+            else {
+                "behaviour": runs,
+                "fact: fact": passes,
+                "citation": runs,
+                "claims supported": runs,
+            },
             trace=Trace(case_id="shape", error=error),
         )
     trace = _SHAPES[shape].trace.model_copy(update={"case_id": cid})

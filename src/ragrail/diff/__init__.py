@@ -359,19 +359,27 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
             retrieval = _retrieval_change(old, new, errored)
         swapped = None
         if not errored and (retrieval is None or retrieval.kind != "WORSE"):
-            swapped = facts_lost(old, new)
+            # len(): every fact found now, nothing to lose (most questions, decided fast)
+            if len(new.facts_retrieved) != len(new.facts):
+                swapped = facts_lost(old, new)
             if swapped is not None:
                 retrieval = None  # the recall rose, but a fact it had is lost: not "fixed"
-        _add(lines, retrieval)
-        _add(lines, swapped)
+        if retrieval is not None:
+            _add(lines, retrieval)
+        if swapped is not None:
+            _add(lines, swapped)
         if errored:
             _add(lines, _error_change(old, new, same_answerer))
         if same_answerer and new.answer_runs and old.answer_runs:
             answer = None
             if new.answer_passes != old.answer_passes or new.answer_runs != old.answer_runs:
                 answer = _add(lines, _answer_change(old, new))
-            if answer is None or answer.kind != "WORSE":
-                # the verdict did not newly fail: what it can still lose is a check
+            # the verdict did not newly fail: what it can still lose is a check (checks
+            # compared as one dict first: most questions' are equal)
+            judged = new.judge is not None or getattr(old, "judge", None) is not None
+            if (answer is None or answer.kind != "WORSE") and (
+                judged or (old.checks is not None and old.checks != new.checks)
+            ):
                 answer = _add(lines, check_changes(old, new, old.answer_runs, new.answer_runs))
             dropped = add_graded(graded, old, new)
             worse_here = swapped is not None or (retrieval is not None and retrieval.kind == "WORSE")

@@ -101,7 +101,7 @@ def facts_lost(old: BaselineCaseLike, new: CaseResult) -> Change | None:
     if len(new.facts_retrieved) == len(new.facts):
         return None  # every fact found now: nothing lost (the common case, decided fast)
     before = _found(old)
-    if not before:
+    if not before or before == new.facts_retrieved:  # a Fact is its label: str equality
         return None
     now = {str(f) for f in new.facts_retrieved}
     facts = {str(f) for f in new.facts}
@@ -147,18 +147,22 @@ def graded_means(sums: dict[str, list[float]]) -> dict[str, tuple[float, float]]
 def add_graded(sums: dict[str, list[float]], old: BaselineCaseLike, new: CaseResult) -> bool:
     """Add a question's graded scores to ``sums`` (both sides as a baseline keeps them,
     to six digits, so an unchanged run moves no mean); whether one of them dropped."""
+    metrics = None if isinstance(old, CaseResult) else old.metrics
     dropped = False
     for name in GRADED:
         now = getattr(new, name)
         if now is None:
             continue
-        was = _metric(old, name)
+        was = metrics.get(name) if metrics is not None else _metric(old, name)
         if was is None:
             continue
-        now = rounded_score(now)
-        row = sums.setdefault(name, [0.0, 0.0, 0])
+        if now != was:  # equal already: most questions, no rounding to pay for
+            now = rounded_score(now)
+            dropped = dropped or now < was
+        row = sums.get(name)
+        if row is None:
+            row = sums[name] = [0.0, 0.0, 0]
         row[0] += was
         row[1] += now
         row[2] += 1
-        dropped = dropped or now < was
     return dropped

@@ -271,7 +271,12 @@ def _are_counts(values: Any, runs: Any) -> bool:
 
 
 def _are_strings(values: Any) -> bool:
-    return type(values) is list and all(type(v) is str for v in values)
+    if type(values) is not list:
+        return False
+    for v in values:  # noqa: SIM110 - a loop, not all(): most lists hold one or two
+        if type(v) is not str:
+            return False
+    return True
 
 
 def _float(value: float | None) -> float | None:
