@@ -226,3 +226,19 @@ def test_strict_needs_junit_and_merge_takes_it_too(cli, project):
     suite, status = _junit(out)
     assert (suite.get("failures"), suite.get("skipped")) == ("4", "0")
     assert all(message for kind, message in status.values() if kind == "failure")
+
+
+def test_markdown_shows_moved_graded_means_and_lower_scores(cli, tmp_path):
+    from ragrail.reports.markdown import markdown_summary
+    from tests.test_diff_checks import case, compact, run
+
+    held = {"behaviour": 1, "claims supported": 0, "fact: x": 1}
+    base = run(case("q1", held, faithfulness=0.8, correctness=1.0))
+    new = run(case("q1", held, faithfulness=0.5, correctness=1.0))
+    from ragrail.diff import compare
+
+    text = markdown_summary(new, compare(new, compact(base)))
+    assert "| faithfulness | 0.80 | 0.50 |" in text
+    assert "| correctness |" not in text  # unmoved
+    assert "### Lower scores (not regressions)" in text
+    assert "| `q1` | faithfulness 80% -&gt; 50% |" in text  # cell() escapes ">"

@@ -72,6 +72,9 @@ def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
             lines.append(
                 f"| answers pass | {pct(b.answer_pass_rate)} | {pct(t.answer_pass_rate)} |"
             )
+        for name, (was, now) in diff.graded.items():  # over the questions scored in both
+            if f"{was:.2f}" != f"{now:.2f}":
+                lines.append(f"| {name} | {was:.2f} | {now:.2f} |")
     else:
         lines += ["| metric | value |", "| --- | --- |"]
         lines.append(f"| hit rate@{run.config.top_k} | {pct(t.hit_rate)} |")
@@ -90,6 +93,12 @@ def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
         lines.append(f"\nExpected behaviour: {describe_counts(t.expected)}.")
     if run.judge is not None:
         lines += _judge(run, diff)
+    if diff is not None and diff.lower:
+        lines += ["", "### Lower scores (not regressions)", "", "| question | score |"]
+        lines += [
+            "| --- | --- |",
+            *(f"| {code(c.case_id)} | {cell(c.detail)} |" for c in diff.lower),
+        ]
     if diff is not None and diff.fixed:
         lines += ["", "### Fixed", "", "| question | what got better |", "| --- | --- |"]
         lines += [f"| {code(c.case_id)} | {cell(c.detail)} |" for c in diff.fixed]
