@@ -248,3 +248,15 @@ def test_the_readme_shows_the_langchain_apps_answer_function_as_it_is():
     code = text.split("# --8<-- [start:answer]\n")[1].split("# --8<-- [end:answer]")[0]
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     assert f"```python\n{code}```" in readme
+
+
+def test_an_app_that_stops_citing_loses_the_citation_of_every_answer(cli, app):
+    configure(app, cited=True)  # it said which contexts each answer used: citations held
+    assert cli("run", "--no-history", "--save-baseline", cwd=app).code == 0
+    configure(app, cited=False)  # then a change drops them
+    r = cli("run", "--no-history", "--json", "r.json", cwd=app)
+    assert r.code == 1
+    regressed = verdict_of(app)
+    assert regressed["ci-install"] == ["answer now fails, no citation"]
+    assert regressed["unpublish-window"] == ["citation no longer valid"]  # already failing
+    assert "citations: not required" not in r.out  # held to the baseline's requirement

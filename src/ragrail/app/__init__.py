@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from ragrail.project import Project
     from ragrail.records.case import GoldenSet
     from ragrail.records.results import Corrected, RunResult
+    from ragrail.settings import ResolvedSettings
     from ragrail.store.baseline import Baseline
 
 # ---------------------------------------------------------------- the project
@@ -133,7 +134,24 @@ def prepare(
         refuse_pipeline_flags(o, "python" if system is not None else project.config.system.kind)
     # every stage's settings, once: a missing Ray is exit 2 before any work
     settings = resolve(project, o, judge=judge_cfg)
+    settings = _cite_as_the_baseline(settings, baseline)
     return Prepared(project, o, gold, baseline_path, baseline, settings, history, system)
+
+
+def _cite_as_the_baseline(
+    settings: ResolvedSettings, baseline: Baseline | None
+) -> ResolvedSettings:
+    """``require_citation = "auto"`` against a baseline whose answers had to cite: required
+    here too, so an app that stops citing altogether loses the citation check of every
+    answer (WORSE lines) rather than having the requirement dropped without a word."""
+    from dataclasses import replace
+
+    scoring = settings.scoring
+    if scoring.require_citation != "auto" or baseline is None:
+        return settings
+    if baseline.config.citations != "required":
+        return settings
+    return replace(settings, scoring=replace(scoring, require_citation=True))
 
 
 # ---------------------------------------------------------------- the run

@@ -10,7 +10,8 @@ citation" for it; an app that cites is held to it, a miss included.
 The rule reads every answer, so it is the run's to decide: before scoring when the
 traces are all at hand (:func:`ragrail.run.score_run`), after it for a run scored in
 slices (:func:`ragrail.run.settle_citations`). A case scored alone treats "auto" as
-required.
+required, and so does a run compared with a baseline whose answers had to cite
+(``ragrail.app.prepare``): an app that stops citing is a regression, not a dropped rule.
 """
 
 from __future__ import annotations
