@@ -260,3 +260,27 @@ def test_an_app_that_stops_citing_loses_the_citation_of_every_answer(cli, app):
     assert regressed["ci-install"] == ["answer now fails, no citation"]
     assert regressed["unpublish-window"] == ["citation no longer valid"]  # already failing
     assert "citations: not required" not in r.out  # held to the baseline's requirement
+
+
+def test_an_app_whose_answers_come_back_null_is_worse_than_its_baseline(cli, app):
+    assert cli("run", "--no-history", "--save-baseline", cwd=app).code == 0
+    (app / "app_null.py").write_text(
+        "from app import answer as real\n\n\n"
+        "def answer(question):\n    return {**real(question), 'answer': None}\n"
+    )
+    toml = app / "ragrail.toml"
+    toml.write_text(toml.read_text().replace('"app:answer"', '"app_null:answer"'))
+    r = cli("run", "--no-history", "--json", "r.json", cwd=app)
+    assert r.code == 1
+    regressed = verdict_of(app)
+    assert len(regressed) == 9
+    assert regressed["ci-install"] == ["no answer now (the system gave none)"]
+
+
+def test_accepting_a_run_that_cites_nothing_drops_the_requirement(cli, app):
+    configure(app, cited=True)
+    assert cli("run", "--no-history", "--save-baseline", cwd=app).code == 0
+    configure(app, cited=False)
+    assert cli("run", "--no-history", "--save-baseline", cwd=app).code == 0
+    r = cli("run", "--no-history", cwd=app)
+    assert r.code == 0 and "citations: not required" in r.out

@@ -59,3 +59,12 @@ def test_the_keys_go_from_most_exact_to_slug():
         "refund policy",
         "refund-policy",
     )
+
+
+def test_an_exact_name_wins_over_one_that_differs_only_by_case():
+    from ragrail.text.names import DocumentNames
+
+    names = DocumentNames(["LOGS", "logs"])
+    assert names.find("logs.md") == "logs"
+    assert names.find("LOGS.md") == "LOGS"
+    assert names.find("Logs") == "logs"  # case-folded, it is one of the exact names

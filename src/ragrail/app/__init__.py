@@ -134,7 +134,8 @@ def prepare(
         refuse_pipeline_flags(o, "python" if system is not None else project.config.system.kind)
     # every stage's settings, once: a missing Ray is exit 2 before any work
     settings = resolve(project, o, judge=judge_cfg)
-    settings = _cite_as_the_baseline(settings, baseline)
+    if not save_baseline:  # accepting a run that cites nothing lets the rule go
+        settings = _cite_as_the_baseline(settings, baseline)
     return Prepared(project, o, gold, baseline_path, baseline, settings, history, system)
 
 

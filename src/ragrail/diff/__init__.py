@@ -370,6 +370,9 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
             _add(lines, swapped)
         if errored:
             _add(lines, _error_change(old, new, same_answerer))
+        if same_answerer and old.answer_runs and not new.answer_runs and not errored:
+            # answered in the baseline, nothing now (a null answer): never a silent pass
+            _add(lines, Change(new.id, "WORSE", "answer", "no answer now (the system gave none)"))
         if same_answerer and new.answer_runs and old.answer_runs:
             answer = None
             if new.answer_passes != old.answer_passes or new.answer_runs != old.answer_runs:
@@ -382,7 +385,9 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
             ):
                 answer = _add(lines, check_changes(old, new, old.answer_runs, new.answer_runs))
             dropped = add_graded(graded, old, new)
-            worse_here = swapped is not None or (retrieval is not None and retrieval.kind == "WORSE")
+            worse_here = swapped is not None or (
+                retrieval is not None and retrieval.kind == "WORSE"
+            )
             if dropped and answer is None and not worse_here:
                 _add(lines, graded_drop(old, new))
             if old.answer_pass and not new.answer_pass:

@@ -35,10 +35,11 @@ class DocumentNames:
     def __init__(self, names: Iterable[str]) -> None:
         self.names = tuple(dict.fromkeys(names))
         self._names = frozenset(self.names)
-        # each name by itself, case-folded and as a slug; the first name keeps a shared key
-        self._by_key: dict[str, str] = {}
+        # each name by itself first (an exact name always wins: "logs" is logs, not LOGS),
+        # then case-folded and as a slug; the first name keeps a shared key
+        self._by_key: dict[str, str] = {name: name for name in self.names}
         for name in self.names:
-            for key in (name, name.casefold(), slug(name)):
+            for key in (name.casefold(), slug(name)):
                 self._by_key.setdefault(key, name)
 
     def __len__(self) -> int:
