@@ -147,3 +147,15 @@ def test_an_empty_field_path_reads_nothing_and_a_wrong_cited_names_the_key():
     assert not isinstance(record, str) and record.cited is None
     with pytest.raises(InputError, match=r"system\.cited_field 'cited' is an object in the reply"):
         http()._parse(reply)
+
+
+def test_a_credential_named_setting_is_masked_before_it_is_kept_or_shown():
+    settings = {"api_key": "sk-live-SECRET123", "AUTH_TOKEN": "t0k", "db_password": "pw",
+                "top_k": 3, "keyword_boost": 1.5}  # fmt: skip
+    record = parse_output({"answer": "a", "contexts": CONTEXTS, "settings": settings}, "app")
+    trace = record_to_trace("q1", record)
+    assert trace.settings == {
+        "api_key": "***", "AUTH_TOKEN": "***", "db_password": "***",
+        "top_k": 3, "keyword_boost": "***",  # "key" in the name: masked, to be safe
+    }  # fmt: skip
+    assert "SECRET123" not in trace.model_dump_json()

@@ -3,6 +3,7 @@ contexts, validated strictly, and the trace it becomes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
@@ -44,6 +45,20 @@ class OutputRecord(BaseModel):
     settings: dict[str, Setting] | None = None
 
 
+# a setting whose name says it is a credential: its value is never kept or shown
+_SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth", re.IGNORECASE)
+MASK = "***"
+
+
+def masked(settings: dict[str, Setting] | None) -> dict[str, Setting] | None:
+    """``settings`` with the value of each credential-named one (``api_key``,
+    ``auth_token``, ``password``...) replaced by ``***``: a system's settings land in the
+    results, the baseline (which is committed) and the reports."""
+    if not settings:
+        return settings
+    return {k: MASK if _SECRET_NAME.search(k) else v for k, v in settings.items()}
+
+
 def record_to_trace(
     case: Case | str,
     record: OutputRecord,
@@ -78,7 +93,7 @@ def record_to_trace(
             "error": record.error,
             "latency_ms": latency_ms,
             "index_size": record.index_size,
-            "settings": record.settings,
+            "settings": masked(record.settings),
         }
     )
 
