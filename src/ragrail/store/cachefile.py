@@ -11,6 +11,7 @@ InputError for a newer ragrail's file. Only a damaged file is moved aside.
 from __future__ import annotations
 
 import sqlite3
+import time
 import warnings
 from contextlib import suppress
 from pathlib import Path
@@ -18,6 +19,26 @@ from pathlib import Path
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import set_aside
 from ragrail.store import statedb
+
+
+def _wal(db: sqlite3.Connection, wait_s: float = statedb.BUSY_TIMEOUT_S) -> None:
+    """Switch ``db`` to WAL. Switching a new file needs its exclusive lock, and SQLite
+    answers "database is locked" at once, without its busy handler, while another
+    process opening the same new file holds it: so wait and try again, as the busy
+    timeout would for any other lock."""
+    deadline = time.monotonic() + wait_s
+    delay = 0.005
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
 
 class CacheFile:
@@ -68,7 +89,7 @@ class CacheFile:
         try:
             # WAL with synchronous=NORMAL: each write is still committed as it comes,
             # without an fsync per row stalling the run
-            db.execute("PRAGMA journal_mode=WAL")
+            _wal(db)
             db.execute("PRAGMA synchronous=NORMAL")
             statedb.migrate(db, self.migrations)
         except BaseException:
