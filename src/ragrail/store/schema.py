@@ -58,4 +58,10 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX judge_validation_pairs_id ON judge_validation_pairs(validation_id);
     """,
+    # 5: the run each validation was labelled on (JSON: its date, a digest of its answers
+    # and verdicts, its system settings), so a later run is corrected as another run
+    # and told when its system is not the labelled one's (labels too old)
+    """
+    ALTER TABLE judge_validations ADD COLUMN labelled_run TEXT;
+    """,
 )

@@ -18,15 +18,19 @@ from ragrail.store import statedb
 @dataclass(frozen=True)
 class StoredValidation:
     """The latest validation of one judge (key) on one criterion, with its labelled
-    (case id, judge verdict, human verdict) pairs as they were labelled (1-5 scores kept)."""
+    (case id, judge verdict, human verdict) pairs as they were labelled (1-5 scores kept),
+    and what it kept of the run it was labelled on (``ragrail.judge.correct.labelled_source``;
+    None for a validation stored before schema 5, or a hand-edited value that is not a
+    JSON object)."""
 
     id: int
     created_at: str
     pairs: list[tuple[str, float, float]]
+    source: dict[str, Any] | None = None
 
 
 class ValidationStore:
-    """The validation tables of :class:`ragrail.store.history.History` (migrations 3, 4)."""
+    """The validation tables of :class:`ragrail.store.history.History` (migrations 3-5)."""
 
     db: sqlite3.Connection
 
@@ -40,10 +44,24 @@ class ValidationStore:
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from None
 
-    def record_validation(self, key: str, judge: str, criterion: str, agreement: object) -> int:
+    def record_validation(
+        self,
+        key: str,
+        judge: str,
+        criterion: str,
+        agreement: object,
+        source: dict[str, Any] | None = None,
+    ) -> int:
+        """Store one criterion's agreement and pairs; ``source``: the labelled run."""
         try:
             with statedb.write_transaction(self.db):
-                return self._insert_validation(key, judge, criterion, agreement)
+                vid = self._insert_validation(key, judge, criterion, agreement)
+                if source is not None:
+                    self.db.execute(
+                        "UPDATE judge_validations SET labelled_run = ? WHERE id = ?",
+                        (json.dumps(source, sort_keys=True), vid),
+                    )
+                return vid
         except sqlite3.Error as exc:
             raise self._unavailable(f"the validation was not recorded ({exc})") from None
 
@@ -107,7 +125,19 @@ class ValidationStore:
             (best[0],),
         )
         pairs = [(str(c), float(j), float(h)) for c, j, h in rows if _finite(j) and _finite(h)]
-        return StoredValidation(best[0], best[2], pairs)
+        return StoredValidation(best[0], best[2], pairs, self._labelled_run(best[0]))
+
+    def _labelled_run(self, vid: int) -> dict[str, Any] | None:
+        if int(self._query("PRAGMA user_version")[0][0]) < _SOURCE_SCHEMA:
+            return None  # an older history read without migrating it
+        found = self._query("SELECT labelled_run FROM judge_validations WHERE id = ?", (vid,))
+        if not found or not isinstance(found[0][0], str):
+            return None
+        try:
+            value = json.loads(found[0][0])
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
 
 
 def _finite(value: object) -> bool:
@@ -148,6 +178,7 @@ def load_validations(
 
 
 _PAIRS_SCHEMA = 4  # the history migration that added judge_validation_pairs
+_SOURCE_SCHEMA = 5  # the one that added judge_validations.labelled_run
 
 
 class _Reader(ValidationStore):
