@@ -95,15 +95,22 @@ def test_compare_by_hand():
         (inference.newcombe(1, 10, 5, 10).low, inference.newcombe(1, 10, 5, 10).high)
     )
     assert rows["thumbs_down"].difference is None and rows["thumbs_down"].p_value is None
-    from scipy.stats import mannwhitneyu
+    from scipy.stats import median_test, ttest_ind
 
     lat = rows["latency_p50"]
-    assert lat.difference == 50.0
-    assert lat.p_value == pytest.approx(
-        mannwhitneyu([150.0 + i for i in range(10)], [100.0 + i for i in range(10)]).pvalue
-    )
-    assert rows["cost"].difference == pytest.approx(0.5)
-    # Holm over the five tested signals (thumbs had no votes)
+    assert lat.difference == 50.0 and lat.test == "Mood median test"
+    # every A below the pooled median, every B above: z = 1/√(0.25·0.2) = 4.472
+    mood = median_test([100.0 + i for i in range(10)], [150.0 + i for i in range(10)],
+                       correction=False)  # fmt: skip
+    assert lat.p_value == pytest.approx(mood.pvalue)
+    assert lat.p_value == pytest.approx(7.744e-6, rel=1e-3)
+    cost = rows["cost"]
+    assert cost.difference == pytest.approx(0.5) and cost.test == "Welch t-test"
+    ref = ttest_ind([1.5 + i for i in range(10)], [1.0 + i for i in range(10)], equal_var=False)
+    assert cost.p_value == pytest.approx(ref.pvalue)
+    assert (cost.low, cost.high) == pytest.approx(tuple(ref.confidence_interval(0.95)))
+    assert esc.test == "Fisher exact" and esc.family == 4  # escalation, re-ask, cost, latency
+    # Holm over the four tested signals (no votes, no resolution logged)
     tested = [r for r in result.rows if r.p_value is not None]
     assert [r.p_adjusted for r in tested] == pytest.approx(
         inference.holm([r.p_value for r in tested])

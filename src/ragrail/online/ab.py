@@ -1,21 +1,34 @@
 """A/B readout: variant B against variant A, signal by signal.
 
 For each signal, over all of each variant's conversations (formulas in
-ragrail.online.inference):
+ragrail.online.inference), each row tests what it shows:
 
 ============  =========================  ==============================  ==================
-signal        difference B - A           95% interval                    p-value
+signal        difference B - A           95% interval                    test (p-value)
 ============  =========================  ==============================  ==================
 rates (4)     rate_B - rate_A            Newcombe's hybrid score          two-proportion z
                                                                          (Fisher's exact
                                                                          for small counts)
-cost          mean_B - mean_A            Welch                           Mann-Whitney U
-latency       median_B - median_A        bootstrap, fixed seed           Mann-Whitney U
+cost          mean_B - mean_A            Welch                           Welch's t-test
+latency       median_B - median_A        bootstrap, fixed seed           Mood's median test
 ============  =========================  ==============================  ==================
 
-The p-values are Holm-adjusted over the signals compared (up to six), and a signal is
-significant at adjusted p < 0.05. Mann-Whitney asks whether one variant's costs or
-latencies tend to be larger, which is what a shift in the mean or the median shows.
+Welch's interval and t-test are one procedure: the interval excludes 0 exactly when
+p < 0.05. Mood's median test asks whether the two medians differ (the share of each
+arm above the pooled median); the bootstrap interval of the medians' difference is a
+separate procedure, so near p = 0.05 the two can disagree. Mann-Whitney's U is not
+used: it asks whether one arm's values tend to be larger, and two arms with the same
+mean cost but different spreads gave p = 3.6e-89.
+
+**By user.** When a user logged more than one conversation in an arm, the users are the
+sample (ragrail.online.inference): rates are compared on the effective counts (Rao and
+Scott), cost by the cluster-robust Welch test, the median by Mood's test on effective
+counts and a bootstrap that resamples users. The arms are taken as independent (an A/B
+split by user: one user in one arm).
+
+The p-values are Holm-adjusted over the signals compared in this readout (up to six: one
+family, apart from the MOVED marks of ragrail.online.signals), and a signal is
+significant at adjusted p < 0.05.
 
 **Power**: the conversations per arm a test at α = 0.05 (two-sided) needs to detect a
 difference with probability 0.8, for the difference ``mde`` (an absolute rate
@@ -25,7 +38,8 @@ difference, rates only) or, without it, the observed one:
                      with p1 = rate_A, p2 = p1 + difference, p̄ = (p1 + p2)/2
     cost, latency:   n = 2(1.96 + 0.8416)²·σ² / δ²,  σ² = (s_A² + s_B²)/2
 
-(for a median this is the t-test's n: a rough guide). ``more`` is how many more
+times the mean of the two arms' design effects by user (1 without repeated users); for
+a median this is the t-test's n: a rough guide. ``more`` is how many more
 conversations per arm that is than the smaller arm has now (0 when it has enough).
 """
 
@@ -42,6 +56,7 @@ from ragrail.online.signals import (
     RATES,
     Figure,
     Tally,
+    compare_latency,
     mean_figure,
     quantile_figure,
     rate_figure,
@@ -64,6 +79,8 @@ class ABRow:
     mde: float | None  # the difference the power figures are for
     n_needed: int | None  # per arm; None when that difference is 0 or unknown
     n_more: int | None
+    test: str | None = None  # the test behind p_value, as printed
+    family: int = 0  # the p-values Holm adjusted over
 
     @property
     def significant(self) -> bool:
@@ -103,7 +120,7 @@ def compare(
     adjusted = inference.holm([rows[i].p_value or 0.0 for i in tested])
     final = list(rows)
     for i, q in zip(tested, adjusted, strict=True):
-        final[i] = replace(rows[i], p_adjusted=q)
+        final[i] = replace(rows[i], p_adjusted=q, family=len(tested))
     return ABResult(a, b, ta.n, tb.n, tuple(final))
 
 
@@ -111,17 +128,26 @@ def _more(needed: int | None, n_a: int, n_b: int) -> int | None:
     return None if needed is None else max(0, needed - min(n_a, n_b))
 
 
+def _inflate(needed: int | None, deff_a: float, deff_b: float) -> int | None:
+    """Conversations per arm by user: the independent n times the mean design effect."""
+    if needed is None or deff_a == deff_b == 1.0:
+        return needed
+    return math.ceil(needed * (deff_a + deff_b) / 2)
+
+
 def _rate_row(name: str, ta: Tally, tb: Tally, mde: float | None) -> ABRow:
     (x1, n1), (x2, n2) = ta.counts[name], tb.counts[name]
-    fa, fb = rate_figure(x1, n1), rate_figure(x2, n2)
+    da, db = ta.rate_deff(name), tb.rate_deff(name)
+    fa, fb = rate_figure(x1, n1, da), rate_figure(x2, n2, db)
     if not n1 or not n2:
         return ABRow(name, fa, fb, None, None, None, None, None, mde, None, None)
     p1, p2 = x1 / n1, x2 / n2
-    interval = inference.newcombe(x1, n1, x2, n2)
+    interval = inference.newcombe(x1, n1, x2, n2, da, db)
     assert interval is not None  # both arms have data
     delta = mde if mde is not None else p2 - p1
     target = min(1.0, max(0.0, p1 + delta))
-    needed = inference.n_for_rates(p1, target)
+    needed = _inflate(inference.n_for_rates(p1, target), da, db)
+    tested = inference.rate_test(x1, n1, x2, n2, da, db)
     return ABRow(
         name,
         fa,
@@ -129,11 +155,12 @@ def _rate_row(name: str, ta: Tally, tb: Tally, mde: float | None) -> ABRow:
         p2 - p1,
         interval.low,
         interval.high,
-        inference.two_proportion_p(x1, n1, x2, n2),
+        tested.p_value,
         None,
         delta,
         needed,
         _more(needed, n1, n2),
+        tested.test,
     )
 
 
@@ -148,35 +175,53 @@ def _pooled_sd(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def _cost_row(ta: Tally, tb: Tally) -> ABRow:
-    fa, fb = mean_figure(ta.costs), mean_figure(tb.costs)
+    """Mean cost: Welch's interval and Welch's t-test, by user."""
+    ca, cb = ta.clusters(ta.cost_users), tb.clusters(tb.cost_users)
+    fa, fb = mean_figure(ta.costs, ca), mean_figure(tb.costs, cb)
     if fa.value is None or fb.value is None:
         return ABRow("cost", fa, fb, None, None, None, None, None, None, None, None)
     d = fb.value - fa.value
-    interval = inference.welch_ci(ta.costs, tb.costs)
-    needed = inference.n_for_means(d, _pooled_sd(ta.costs, tb.costs))
+    found = inference.welch(ta.costs, tb.costs, ca, cb)
+    sa, sb = inference.spread(ta.costs, ca), inference.spread(tb.costs, cb)
+    needed = _inflate(
+        inference.n_for_means(d, _pooled_sd(ta.costs, tb.costs)),
+        1.0 if sa is None else sa.deff,
+        1.0 if sb is None else sb.deff,
+    )
     return ABRow(
         "cost",
         fa,
         fb,
         d,
-        interval.low if interval is not None else None,
-        interval.high if interval is not None else None,
-        inference.mann_whitney_p(ta.costs, tb.costs),
+        None if found is None else found[0].low,
+        None if found is None else found[0].high,
+        None if found is None else found[1].p_value,
         None,
         d,
         needed,
         _more(needed, fa.n, fb.n),
+        None if found is None else found[1].test,
     )
 
 
 def _latency_row(ta: Tally, tb: Tally, resamples: int) -> ABRow:
+    """Median latency: the bootstrap interval (users resampled) and Mood's median test."""
     la, lb = sorted(ta.latencies), sorted(tb.latencies)
-    fa, fb = quantile_figure(la, 0.5), quantile_figure(lb, 0.5)
+    fa = quantile_figure(la, 0.5, ta.latency_deff(la, 0.5))
+    fb = quantile_figure(lb, 0.5, tb.latency_deff(lb, 0.5))
     if fa.value is None or fb.value is None:
         return ABRow("latency_p50", fa, fb, None, None, None, None, None, None, None, None)
     d = fb.value - fa.value
-    interval = inference.bootstrap_quantile_difference(la, lb, 0.5, resamples)
-    needed = inference.n_for_means(d, _pooled_sd(la, lb))
+    ca, cb = ta.clusters(ta.latency_users), tb.clusters(tb.latency_users)
+    interval = inference.bootstrap_quantile_difference(
+        ta.latencies, tb.latencies, 0.5, resamples, clusters_a=ca, clusters_b=cb
+    )
+    tested = compare_latency(ta, tb)
+    needed = _inflate(
+        inference.n_for_means(d, _pooled_sd(la, lb)),
+        ta.latency_deff(la, 0.5),
+        tb.latency_deff(lb, 0.5),
+    )
     return ABRow(
         "latency_p50",
         fa,
@@ -184,9 +229,10 @@ def _latency_row(ta: Tally, tb: Tally, resamples: int) -> ABRow:
         d,
         interval.low if interval is not None else None,
         interval.high if interval is not None else None,
-        inference.mann_whitney_p(la, lb),
+        None if tested is None else tested.p_value,
         None,
         d,
         needed,
         _more(needed, fa.n, fb.n),
+        None if tested is None else tested.test,
     )

@@ -14,16 +14,27 @@ thumbs_down     down votes / conversations with a vote (up or        Wilson
 reask           re-asked / all conversations (ragrail.online.reask;  Wilson
                 it needs no logged field)
 resolution      resolved / conversations with ``resolved`` logged    Wilson
-cost            mean cost (USD) per conversation with a cost logged  Student's t
+cost            mean cost (USD) per conversation with a cost logged  Student's t, its low
+                                                                    end clipped at $0
 latency_p50     median latency (ms), latencies logged                order statistics
 latency_p95     95th percentile latency (ms)                         order statistics
 ==============  ==================================================  ====================
 
-A period **moved** when, against the version's previous period with data, a test says
-so after Holm's correction over the signals tested in that period (family of up to six:
-the four rates by the two-proportion test, cost and latency by Mann-Whitney U), at
-adjusted p < 0.05. Its direction is the sign of the change in the rate, the mean cost
-or the median latency.
+**By user.** A user's conversations are one cluster: when a user logged more than one,
+every interval and test uses the users as the sample (inference's module docstring: the
+cluster-robust variance, never narrower than the textbook interval); a conversation with
+no user is its own cluster. ``Figure.n_eff`` is then the effective n. A cost interval's
+low end below $0 (a cost cannot be negative) is clipped at $0, marked ``clipped``.
+
+A period **moved** when, against the version's previous period with data, its test says
+so after Holm's correction, at adjusted p < 0.05. Each signal is tested for what is shown:
+the four rates by the two-proportion test (Fisher's exact for small counts), the mean
+cost by Welch's t-test, the median latency by Mood's median test (the p95 is not tested).
+**The family is the whole report**: every signal of every period of every version tested
+in it (``compute_signals``), not one period's six, so the more periods a report covers
+the more evidence a move needs; a narrower report (``--version``, fewer weeks) asks
+less. Its direction is the sign of the change in the rate, the mean cost or the median
+latency.
 """
 
 from __future__ import annotations
@@ -36,7 +47,7 @@ from typing import Literal
 
 from ragrail.online import inference
 from ragrail.online.record import Conversation
-from ragrail.stats import wilson
+from ragrail.stats import Interval
 
 SIGNALS = (
     "escalation",
@@ -56,23 +67,29 @@ Direction = Literal["up", "down", "none"]  # a signal's move against its previou
 @dataclass(frozen=True)
 class Figure:
     """A signal's value over n conversations with its 95% interval (None: no data, or an
-    end the data cannot bound)."""
+    end the data cannot bound); ``n_eff`` the effective n when a user logged more than
+    one (module docstring), ``clipped`` when the low end was raised to 0."""
 
     value: float | None
     n: int
     low: float | None
     high: float | None
+    n_eff: float | None = None
+    clipped: bool = False
 
 
 @dataclass(frozen=True)
 class Move:
-    """One signal's test against the previous period."""
+    """One signal's test against the previous period, Holm-adjusted over the ``family``
+    tests of the report."""
 
     signal: str
     previous: str
     direction: Direction
     p_value: float
     p_adjusted: float
+    test: str = ""
+    family: int = 1
 
     @property
     def significant(self) -> bool:
@@ -92,19 +109,36 @@ class PeriodSignals:
         return tuple(m for m in self.moves if m.significant)
 
 
+def _clusters() -> array:
+    return array("q")
+
+
 @dataclass
 class Tally:
-    """The counts and values a group of conversations' signals are computed from."""
+    """The counts and values a group of conversations' signals are computed from, each
+    value with its cluster: the user's number in this group, or a number of its own for
+    a conversation with no user."""
 
     n: int = 0
     counts: dict[str, list[int]] = field(
         default_factory=lambda: {name: [0, 0] for name in RATES}  # [successes, n]
     )
+    outcomes: dict[str, array] = field(default_factory=lambda: {n: array("d") for n in RATES})
+    outcome_users: dict[str, array] = field(default_factory=lambda: {n: _clusters() for n in RATES})
     costs: array = field(default_factory=lambda: array("d"))
+    cost_users: array = field(default_factory=_clusters)
     latencies: array = field(default_factory=lambda: array("d"))
+    latency_users: array = field(default_factory=_clusters)
+    users: dict[str, int] = field(default_factory=dict)
+    shared: bool = False  # a user logged more than one conversation
 
     def add(self, c: Conversation, reasked: bool) -> None:
         self.n += 1
+        if c.user is None:
+            who = -self.n  # its own cluster (users are numbered from 0 up)
+        else:
+            who = self.users.setdefault(c.user, len(self.users))
+            self.shared = self.shared or who < len(self.users) - 1
         for name, outcome in (
             ("escalation", c.escalated),
             ("thumbs_down", None if c.thumbs is None else c.thumbs < 0),
@@ -115,41 +149,80 @@ class Tally:
                 pair = self.counts[name]
                 pair[0] += int(outcome)
                 pair[1] += 1
+                self.outcomes[name].append(float(outcome))
+                self.outcome_users[name].append(who)
         if c.cost is not None:
             self.costs.append(c.cost)
+            self.cost_users.append(who)
         if c.latency_ms is not None:
             self.latencies.append(c.latency_ms)
+            self.latency_users.append(who)
+
+    def clusters(self, users: array) -> array | None:
+        """``users`` when a user logged more than one conversation here, else None (every
+        conversation its own cluster: the textbook formulas)."""
+        return users if self.shared else None
+
+    def rate_deff(self, name: str) -> float:
+        """The rate's design effect by user (1 when no user logged it twice)."""
+        return inference.design_effect(self.outcomes[name], self.clusters(self.outcome_users[name]))
 
     def figures(self) -> dict[str, Figure]:
-        out = {name: rate_figure(*self.counts[name]) for name in RATES}
-        out["cost"] = mean_figure(self.costs)
+        out = {name: rate_figure(*self.counts[name], self.rate_deff(name)) for name in RATES}
+        out["cost"] = mean_figure(self.costs, self.clusters(self.cost_users))
         ordered = sorted(self.latencies)
-        out["latency_p50"] = quantile_figure(ordered, 0.5)
-        out["latency_p95"] = quantile_figure(ordered, 0.95)
+        for name, q in (("latency_p50", 0.5), ("latency_p95", 0.95)):
+            out[name] = quantile_figure(ordered, q, self.latency_deff(ordered, q))
         return {name: out[name] for name in SIGNALS}
 
+    def latency_deff(self, ordered: list[float], q: float) -> float:
+        """The design effect of "latency <= the sample q-quantile" by user (``ordered``:
+        the latencies sorted)."""
+        if len(ordered) < 2 or not self.shared:
+            return 1.0
+        import numpy as np
 
-def rate_figure(successes: int, n: int) -> Figure:
-    interval = wilson(successes, n)
+        below = np.asarray(self.latencies) <= inference.quantile(ordered, q)
+        return inference.design_effect(below.astype(float), self.latency_users)
+
+
+def rate_figure(successes: int, n: int, deff: float = 1.0) -> Figure:
+    interval = inference.rate_ci(successes, n, deff)
     if interval is None:
         return Figure(None, 0, None, None)
-    return Figure(successes / n, n, interval.low, interval.high)
+    return Figure(successes / n, n, interval.low, interval.high, _n_eff(n, deff))
 
 
-def mean_figure(values: array | list[float]) -> Figure:
+def _n_eff(n: int, deff: float) -> float | None:
+    return None if deff <= 1.0 else n / deff
+
+
+def mean_figure(values: array | list[float], clusters: array | None = None) -> Figure:
+    """The mean cost with Student's t interval (by user), its low end clipped at 0."""
     if not len(values):
         return Figure(None, 0, None, None)
-    interval = inference.mean_ci(values)  # None for one value: nothing bounds the mean
+    found = inference.spread(values, clusters)
+    interval = inference.mean_ci(values, clusters)  # None for one value or one user
     low, high = (None, None) if interval is None else (interval.low, interval.high)
-    return Figure(sum(values) / len(values), len(values), low, high)
+    clipped = low is not None and low < 0.0
+    n = len(values)
+    return Figure(
+        sum(values) / n,
+        n,
+        0.0 if clipped else low,
+        high,
+        None if found is None else _n_eff(n, found.deff),
+        clipped,
+    )
 
 
-def quantile_figure(sorted_values: list[float], q: float) -> Figure:
+def quantile_figure(sorted_values: list[float], q: float, deff: float = 1.0) -> Figure:
     if not sorted_values:
         return Figure(None, 0, None, None)
-    low, high = inference.quantile_ci(sorted_values, q)
+    low, high = inference.quantile_ci(sorted_values, q, deff)
     value = inference.quantile(sorted_values, q)
-    return Figure(value, len(sorted_values), low, high)
+    n = len(sorted_values)
+    return Figure(value, n, low, high, _n_eff(n, deff))
 
 
 def period_key(at: float, by: Period) -> str:
@@ -185,44 +258,81 @@ def tally(
 def compute_signals(
     conversations: Iterable[Conversation],
     reasked: set[str],
-    by: Period = "week",
+    by: Period | None = "week",
     versions: Iterable[str] | None = None,
 ) -> list[PeriodSignals]:
     """Every version's signals per period, oldest period first, each with its moves
-    against the version's previous period (module docstring)."""
+    against the version's previous period, Holm-adjusted over every move tested in
+    the report (module docstring)."""
     groups = tally(conversations, reasked, by, versions)
+    keys = sorted(groups)
+    found: list[list[tuple[str, str, Direction, inference.Tested]]] = []
+    for i, (version, _) in enumerate(keys):
+        before = keys[i - 1] if i and keys[i - 1][0] == version else None
+        found.append(
+            [] if before is None else test_moves(groups[before], groups[keys[i]], before[1])
+        )
+    family = [t.p_value for moves in found for _, _, _, t in moves]
+    adjusted = iter(inference.holm(family))
     out: list[PeriodSignals] = []
-    previous: tuple[str, str] | None = None  # (version, period)
-    for version, period in sorted(groups):
-        current = groups[(version, period)]
-        moves: tuple[Move, ...] = ()
-        if previous is not None and previous[0] == version:
-            moves = test_moves(groups[previous], current, previous[1])
-        out.append(PeriodSignals(version, period, current.n, current.figures(), moves))
-        previous = (version, period)
+    for key, moves in zip(keys, found, strict=True):
+        current = groups[key]
+        done = tuple(
+            Move(name, prev, direction, t.p_value, next(adjusted), t.test, len(family))
+            for name, prev, direction, t in moves
+        )
+        out.append(PeriodSignals(key[0], key[1], current.n, current.figures(), done))
     return out
 
 
-def test_moves(before: Tally, after: Tally, previous: str) -> tuple[Move, ...]:
-    """Each signal with data on both sides tested before -> after, Holm-adjusted."""
-    found: list[tuple[str, Direction, float]] = []
-    for name in RATES:
-        (x1, n1), (x2, n2) = before.counts[name], after.counts[name]
-        if n1 and n2:
-            diff = x2 / n2 - x1 / n1
-            found.append((name, _direction(diff), inference.two_proportion_p(x1, n1, x2, n2)))
-    for name, a, b, centre in (
-        ("cost", before.costs, after.costs, _mean),
-        ("latency", before.latencies, after.latencies, _median),
-    ):
-        if len(a) and len(b):
-            diff = centre(b) - centre(a)
-            found.append((name, _direction(diff), inference.mann_whitney_p(a, b)))
-    adjusted = inference.holm([p for _, _, p in found])
-    return tuple(
-        Move(name, previous, direction, p, q)
-        for (name, direction, p), q in zip(found, adjusted, strict=True)
+def compare_rate(before: Tally, after: Tally, name: str) -> inference.Tested | None:
+    """The two-proportion test of a rate, by user; None when a side has no data."""
+    (x1, n1), (x2, n2) = before.counts[name], after.counts[name]
+    if not n1 or not n2:
+        return None
+    return inference.rate_test(x1, n1, x2, n2, before.rate_deff(name), after.rate_deff(name))
+
+
+def compare_cost(before: Tally, after: Tally) -> tuple[Interval, inference.Tested] | None:
+    """Welch's interval and t-test of the mean cost's change, by user."""
+    return inference.welch(
+        before.costs,
+        after.costs,
+        before.clusters(before.cost_users),
+        after.clusters(after.cost_users),
     )
+
+
+def compare_latency(before: Tally, after: Tally) -> inference.Tested | None:
+    """Mood's median test of the median latency's change, by user."""
+    return inference.median_test(
+        before.latencies,
+        after.latencies,
+        before.clusters(before.latency_users),
+        after.clusters(after.latency_users),
+    )
+
+
+def test_moves(
+    before: Tally, after: Tally, previous: str
+) -> list[tuple[str, str, Direction, inference.Tested]]:
+    """Each signal with data on both sides tested before -> after (module docstring),
+    unadjusted: (signal, previous period, direction, test)."""
+    found: list[tuple[str, str, Direction, inference.Tested]] = []
+    for name in RATES:
+        tested = compare_rate(before, after, name)
+        if tested is not None:
+            (x1, n1), (x2, n2) = before.counts[name], after.counts[name]
+            found.append((name, previous, _direction(x2 / n2 - x1 / n1), tested))
+    cost = compare_cost(before, after)
+    if cost is not None:
+        diff = _mean(after.costs) - _mean(before.costs)
+        found.append(("cost", previous, _direction(diff), cost[1]))
+    latency = compare_latency(before, after)
+    if latency is not None:
+        diff = _median(after.latencies) - _median(before.latencies)
+        found.append(("latency", previous, _direction(diff), latency))
+    return found
 
 
 def _direction(diff: float) -> Direction:

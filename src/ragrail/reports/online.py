@@ -1,7 +1,12 @@
 """``ragrail online`` for people (plain text) and machines (JSON, ``"schema": 1``).
 
-Every figure is printed with its n and 95% interval; a period that moved significantly
-from the one before (ragrail.online.signals) is marked ``MOVED up`` / ``MOVED down``.
+Every figure is printed with its n and 95% interval (and its effective n when a user
+logged more than one conversation; a cost interval clipped at $0 says so); a period that
+moved significantly from the one before (ragrail.online.signals) is marked ``MOVED up`` /
+``MOVED down``. Every p-value is printed with the name of its test, and Holm's adjusted
+value is labelled ``Holm-adjusted`` with the size of its family; p-values under 0.001
+print in scientific notation (``p=3.6e-89``), never as 0.00. The JSON keeps the numbers
+with a ``test`` field naming the test and ``adjustment`` naming the correction.
 """
 
 from __future__ import annotations
@@ -70,15 +75,40 @@ def value_text(signal: str, value: float | None) -> str:
     return f"{value * 100:.1f}%"
 
 
+def p_text(p: float) -> str:
+    """``p=0.012``; under 0.001 in scientific notation (``p=3.6e-89``); a p-value that
+    underflowed to 0 as ``p<1e-300``."""
+    if p <= 0.0:
+        return "p<1e-300"
+    return f"p={p:.1e}" if p < 0.001 else f"p={p:.2g}"
+
+
+def tested_text(test: str | None, p: float | None, adjusted: float | None, family: int) -> str:
+    """``Welch t-test p=0.012, Holm-adjusted p=0.036 (of 5)``."""
+    if p is None:
+        return "not tested"
+    text = f"{test or 'test'} {p_text(p)}"
+    if adjusted is not None:
+        text += f", Holm-adjusted {p_text(adjusted)} (of {family})"
+    return text
+
+
 def figure_text(signal: str, f: Figure) -> str:
-    """``value [low, high] n=N`` (an unbounded end shows as ?)."""
+    """``value [low, high] n=N`` (an unbounded end shows as ?), then the effective n by
+    user and the clipping when there are."""
     if f.n == 0 or f.value is None:
         return "-  n=0"
 
     def end(x: float | None) -> str:
         return "?" if x is None else value_text(signal, x)
 
-    return f"{value_text(signal, f.value)} [{end(f.low)}, {end(f.high)}] n={f.n:,}"
+    text = f"{value_text(signal, f.value)} [{end(f.low)}, {end(f.high)}] n={f.n:,}"
+    notes = []
+    if f.n_eff is not None:
+        notes.append(f"effective n {f.n_eff:,.1f} by user")
+    if f.clipped:
+        notes.append("low end clipped at $0")
+    return text + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def difference_text(signal: str, value: float | None) -> str:
@@ -108,8 +138,8 @@ def signals_text(periods: Sequence[PeriodSignals], by: str) -> str:
             m = moved.get(signal)
             if m is not None:
                 line += (
-                    f"  MOVED {m.direction} vs {m.previous} (p={m.p_value:.2g}, "
-                    f"Holm-adjusted {m.p_adjusted:.2g})"
+                    f"  MOVED {m.direction} vs {m.previous} "
+                    f"({tested_text(m.test, m.p_value, m.p_adjusted, m.family)})"
                 )
             lines.append(line)
         lines.append("")
@@ -131,8 +161,9 @@ def ab_text(result: ABResult) -> str:
         lines.append(f"  {'':<14}{_difference_line(row)}")
         lines.append(f"  {'':<14}{_power_line(row)}")
     lines.append(
-        "  (p: two-proportion z-test or Fisher's exact for rates, Mann-Whitney U for cost "
-        "and latency; Holm-adjusted over the signals; power: alpha 0.05, power 0.8)"
+        "  (rates: Newcombe's interval; cost: Welch's interval and t-test of the means; "
+        "latency: bootstrap interval and Mood's median test of the medians; Holm-adjusted "
+        "over the signals compared; power: alpha 0.05, power 0.8)"
     )
     return "\n".join(lines)
 
@@ -143,11 +174,9 @@ def _difference_line(row: ABRow) -> str:
     low = difference_text(row.signal, row.low) if row.low is not None else "?"
     high = difference_text(row.signal, row.high) if row.high is not None else "?"
     verdict = "SIGNIFICANT" if row.significant else "not significant"
-    p = "-" if row.p_value is None else f"{row.p_value:.2g}"
-    q = "-" if row.p_adjusted is None else f"{row.p_adjusted:.2g}"
+    tested = tested_text(row.test, row.p_value, row.p_adjusted, row.family)
     return (
-        f"B - A {difference_text(row.signal, row.difference)} [{low}, {high}]  "
-        f"p={p}, Holm {q}: {verdict}"
+        f"B - A {difference_text(row.signal, row.difference)} [{low}, {high}]  {tested}: {verdict}"
     )
 
 
@@ -168,7 +197,14 @@ def verdict_line(periods: Sequence[PeriodSignals], result: ABResult | None) -> s
 
 
 def _figure_json(f: Figure) -> dict[str, object]:
-    return {"value": f.value, "n": f.n, "low": f.low, "high": f.high}
+    return {
+        "value": f.value,
+        "n": f.n,
+        "low": f.low,
+        "high": f.high,
+        "n_eff": f.n_eff,
+        "clipped": f.clipped,
+    }
 
 
 def online_json(
@@ -198,7 +234,10 @@ def online_json(
                         "signal": m.signal,
                         "previous": m.previous,
                         "direction": m.direction,
+                        "test": m.test,
                         "p_value": m.p_value,
+                        "adjustment": "Holm",
+                        "family": m.family,
                         "p_adjusted": m.p_adjusted,
                         "significant": m.significant,
                     }
@@ -240,7 +279,10 @@ def _ab_json(result: ABResult) -> dict[str, object]:
                 "difference": r.difference,
                 "low": r.low,
                 "high": r.high,
+                "test": r.test,
                 "p_value": r.p_value,
+                "adjustment": "Holm",
+                "family": r.family,
                 "p_adjusted": r.p_adjusted,
                 "significant": r.significant,
                 "mde": r.mde,

@@ -18,6 +18,8 @@ from ragrail.reports.online import (
     difference_text,
     figure_text,
     iso_time,
+    p_text,
+    tested_text,
     value_text,
 )
 from ragrail.text.guard import escape
@@ -40,9 +42,10 @@ def _signals_tables(periods: Sequence[PeriodSignals], by: str) -> str:
                 mark = ""
                 if s in moved:
                     m = moved[s]
+                    tested = tested_text(m.test, m.p_value, m.p_adjusted, m.family)
                     mark = (
                         f"<br><span class=worse>MOVED {escape(m.direction)} "
-                        f"(Holm p={m.p_adjusted:.2g})</span>"
+                        f"({escape(tested)})</span>"
                     )
                 cells.append(f"<td class=num>{escape(figure_text(s, f))}{mark}</td>")
             rows.append(
@@ -67,8 +70,8 @@ def _ab_table(result: ABResult | None) -> str:
             if r.low is None or r.high is None
             else f"[{difference_text(r.signal, r.low)}, {difference_text(r.signal, r.high)}]"
         )
-        p = "-" if r.p_value is None else f"{r.p_value:.2g}"
-        q = "-" if r.p_adjusted is None else f"{r.p_adjusted:.2g}"
+        p = "-" if r.p_value is None else p_text(r.p_value)
+        q = "-" if r.p_adjusted is None else f"{p_text(r.p_adjusted)} (of {r.family})"
         verdict = "<span class=worse>significant</span>" if r.significant else "no"
         need = "-" if r.n_needed is None else f"{r.n_needed:,} ({r.n_more or 0:,} more)"
         rows.append(
@@ -76,14 +79,16 @@ def _ab_table(result: ABResult | None) -> str:
             f"<td class=num>{escape(figure_text(r.signal, r.a))}</td>"
             f"<td class=num>{escape(figure_text(r.signal, r.b))}</td>"
             f"<td class=num>{escape(difference_text(r.signal, r.difference))}</td>"
-            f"<td class=num>{escape(interval)}</td><td class=num>{p}</td><td class=num>{q}</td>"
+            f"<td class=num>{escape(interval)}</td><td>{escape(r.test or '-')}</td>"
+            f"<td class=num>{escape(p)}</td><td class=num>{escape(q)}</td>"
             f"<td>{verdict}</td><td class=num>{escape(need)}</td></tr>"
         )
     return (
         f"<p>B = {escape(result.b)} ({result.n_b:,} conversations) against A = "
         f"{escape(result.a)} ({result.n_a:,}).</p>"
         "<table><thead><tr><th>signal</th><th>A</th><th>B</th><th>B - A</th><th>95% interval</th>"
-        "<th>p</th><th>Holm p</th><th>significant</th><th>n per arm for 80% power</th></tr>"
+        "<th>test</th><th>p</th><th>Holm-adjusted p</th><th>significant</th>"
+        "<th>n per arm for 80% power</th></tr>"
         f"</thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
