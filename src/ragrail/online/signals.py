@@ -137,8 +137,11 @@ class Tally:
         if c.user is None:
             who = -self.n  # its own cluster (users are numbered from 0 up)
         else:
-            who = self.users.setdefault(c.user, len(self.users))
-            self.shared = self.shared or who < len(self.users) - 1
+            known = self.users.get(c.user)
+            if known is None:
+                who = self.users[c.user] = len(self.users)
+            else:
+                who, self.shared = known, True
         for name, outcome in (
             ("escalation", c.escalated),
             ("thumbs_down", None if c.thumbs is None else c.thumbs < 0),
