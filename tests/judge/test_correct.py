@@ -14,6 +14,7 @@ from ragrail.judge.correct import (
     compare_corrected,
     correct_totals,
     label_pairs,
+    labelled_source,
     recorrect,
     verdicts,
 )
@@ -52,9 +53,17 @@ def run_of(passes: list[bool | None], faith: list[float | None] | None = None) -
     return run_result(cases, judge="fake j")
 
 
-def stored(pairs: list[tuple[float, float]], vid: int = 1) -> StoredValidation:
+def stored(
+    pairs: list[tuple[float, float]], vid: int = 1, on: RunResult | None = None
+) -> StoredValidation:
+    """A validation of these (judge, human) pairs; ``on``: the run it was labelled on
+    (None: another run, as a validation stored before schema 5 reads)."""
+    source = labelled_source(on, TARGET) if on is not None else None
     return StoredValidation(
-        vid, "2026-12-01T10:00:00+00:00", [(f"l{i}", j, h) for i, (j, h) in enumerate(pairs)]
+        vid,
+        "2026-12-01T10:00:00+00:00",
+        [(f"l{i}", j, h) for i, (j, h) in enumerate(pairs)],
+        source,
     )
 
 
@@ -81,15 +90,16 @@ def test_verdicts_are_the_judges_0_1_calls_and_leave_out_cases_without_one():
 
 
 def test_correct_totals_hand_computed():
-    """By hand. Judge over all N=4: mean f = 3/4, σ²_f = 0.25. Labelled n=8: the judge's
+    """The labelled run itself: PPI++. By hand. Judge over all N=4: mean f = 3/4, σ²_f = 0.25. Labelled n=8: the judge's
     mean is also 3/4, so θ̂ = λ·3/4 + (1/2 - λ·3/4) = 1/2 whatever λ.
     λ̂: pooled judge values (8 labelled + 4 all) hold nine 1s of 12, σ² = 2.25/11;
     Cov(Y, f) = 1.0/7; λ̂ = (1/7) / ((1 + 8/4)·2.25/11) = 11/47.25.
     Rectifier r = Y - λ̂f over the labels: values 1-λ, -λ, 0, 1-λ (twice), mean (2-3λ)/4.
     Var = λ²·0.25/4 + σ²_r/8."""
-    corrected = correct_totals(run_of(RUN), [TARGET], {("key-polite", "polite"): stored(PAIRS)})[
-        "judge_polite"
-    ]
+    run = run_of(RUN)
+    found = {("key-polite", "polite"): stored(PAIRS, on=run)}
+    corrected = correct_totals(run, [TARGET], found)["judge_polite"]
+    assert corrected.method == "ppi++"
     lam = (1 / 7) / (3 * 2.25 / 11)
     r = [1 - lam, -lam, 0.0, 1 - lam] * 2
     mean_r = (2 - 3 * lam) / 4
@@ -103,10 +113,24 @@ def test_correct_totals_hand_computed():
     assert (corrected.n_judged, corrected.n_labelled) == (4, 8)
     assert corrected.measure == "polite pass rate" and corrected.validation_id == 1
     assert corrected.labels[1] == LabelPair(case_id="l1", judge=1.0, human=0.0)
-    # the labels alone: mean 1/2, sd √(2/7): 1/2 ± z·√(2/7)/√8
-    half = Z * math.sqrt(2 / 7) / math.sqrt(8)
+    # the labels alone: 4 passes of 8, Wilson: centre 1/2, half z/(1 + z²/8)·√(1/32 + z²/256)
+    half = Z / (1 + Z * Z / 8) * math.sqrt(1 / 32 + Z * Z / 256)
     assert corrected.human_only_low == pytest.approx(0.5 - half)
     assert corrected.human_only_high == pytest.approx(0.5 + half)
+
+
+def test_another_run_is_corrected_by_classic_ppi_hand_computed():
+    """Labels from another run: λ = 1 whatever the labels (module docstring). By hand:
+    θ̂ = mean f + mean(Y - f) = 3/4 + (4/8 - 6/8) = 1/2; σ²_f over the 100 judged =
+    (3/16)·100/99; Y - f over the labels = (0, -1, 0, 0) twice: mean -1/4, σ² = 1.5/7.
+    Var = σ²_f/100 + (1.5/7)/8."""
+    c = correct_totals(run_of(RUN * 25), [TARGET], {("key-polite", "polite"): stored(PAIRS)})[
+        "judge_polite"
+    ]
+    se = math.sqrt(3 / 16 / 99 + 1.5 / 7 / 8)
+    assert (c.method, c.lam, c.stale) == ("ppi", 1.0, [])
+    assert c.estimate == pytest.approx(0.5)
+    assert (c.low, c.high) == pytest.approx((0.5 - Z * se, 0.5 + Z * se))
 
 
 def test_a_one_to_five_criterion_is_corrected_on_its_pass_rate():
@@ -132,7 +156,8 @@ def test_nothing_to_correct_gives_no_entry():
 def test_one_label_corrects_without_an_interval():
     got = correct_totals(run_of(RUN), [TARGET], {("key-polite", "polite"): stored([(1.0, 0.0)])})
     c = got["judge_polite"]
-    assert c.estimate == pytest.approx(0.75 - 1.0)  # classic: raw + mean(human - judge)
+    # classic: raw + mean(human - judge) = 0.75 - 1, clipped to 0 and said
+    assert c.estimate == 0.0 and c.unclipped == pytest.approx(0.75 - 1.0)
     assert c.low is None and c.high is None and c.labels_to_halve is None
 
 

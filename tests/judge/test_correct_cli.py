@@ -69,12 +69,14 @@ def labelled(i: int) -> tuple[float, float]:
     return float(JUDGE[i]), float(HUMAN[i])
 
 
-def expected_correction(judge: dict[int, bool]):
-    """PPI++ on this project's numbers (its maths is hand-checked in test_ppi.py)."""
+def expected_correction(judge: dict[int, bool], lam: float | None = None):
+    """PPI++ on this project's numbers (its maths is hand-checked in test_ppi.py); classic
+    PPI with ``lam=1`` (a run other than the labelled one)."""
     return ppi_mean(
         [float(judge[i]) for i in range(N)],
         [labelled(i)[0] for i in LABELLED],
         [labelled(i)[1] for i in LABELLED],
+        lam=lam,
     )
 
 
@@ -153,7 +155,10 @@ def test_run_prints_raw_uncorrected_then_corrected_after_validate(cli, tmp_path)
 
 def test_diff_of_two_corrected_runs_is_paired(cli, tmp_path):
     """Two runs judged by the same validated judge: `ragrail diff` shows the corrected
-    change with a paired interval (same labels, the same 40 questions)."""
+    change with a paired interval (same labels, the same 40 questions). Run 2 has the
+    labelled run's answers and verdicts (PPI++); run 3's judge passes 10 fewer, so it is
+    another run: classic PPI, and the difference keeps the labels' term (λ_2 - 1)·mean
+    f(X) (ragrail.judge.ppi_change)."""
     dest = project(tmp_path / "p")
     (tmp_path / "labels.csv").write_text(
         "case_id,criterion,verdict\n"
@@ -186,10 +191,15 @@ def test_diff_of_two_corrected_runs_is_paired(cli, tmp_path):
     ]
     (change,) = json.loads((tmp_path / "diff.json").read_text())["judge_changes"]
     assert change["paired"] and change["n_judged"] == 40 and change["n_labelled"] == 20
-    before, after = expected_correction(JUDGE), expected_correction(stricter)
+    before, after = expected_correction(JUDGE), expected_correction(stricter, lam=1.0)
+    # classic PPI: 20/40 + (12/20 - 15/20) = 0.35; PPI++ tuned on the labels gave 0.49,
+    # most of the way back to run 2's 0.60 (the frozen total of issue 24)
+    assert after.estimate == pytest.approx(0.35)
     assert change["baseline"] == pytest.approx(before.estimate)
     assert change["now"] == pytest.approx(after.estimate)
     assert change["difference"] == pytest.approx(after.estimate - before.estimate)
+    # D = mean f_3 - λ_2·mean f_2 - (1 - λ_2)·mean f(X), and mean f_2 = mean f(X) = 0.75
+    assert change["difference"] == pytest.approx(0.5 - 0.75)
     assert change["low"] < change["difference"] < change["high"] < 0 and change["significant"]
     text = " ".join(r.out.split())  # as wrapped to the terminal
     assert (
@@ -197,3 +207,4 @@ def test_diff_of_two_corrected_runs_is_paired(cli, tmp_path):
         in text
     )
     assert "paired over 40 questions and the same 20 labels (the interval leaves out 0)" in text
+    assert "assumes the judge errs on this run as it did on the labelled one" in text

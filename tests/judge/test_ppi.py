@@ -14,10 +14,10 @@ import pytest
 from ragrail.judge.ppi import (
     judge_bias,
     labels_to_halve,
-    ppi_difference,
     ppi_mean,
     tuned_lambda,
 )
+from ragrail.judge.ppi_change import ppi_difference
 from ragrail.stats import wilson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -43,11 +43,13 @@ def test_classic_ppi_hand_computed():
     assert est.low == pytest.approx(0.2874332, abs=1e-6)
     assert est.high == pytest.approx(0.7125668, abs=1e-6)
     assert (est.n_labelled, est.n_unlabelled) == (20, 100)
-    # human only: mean 0.25, σ² = 0.1875·20/19, se = 0.099338, half 0.194699
+    # human only: 5 passes of 20 labels, a proportion: Wilson's interval (by hand:
+    # centre (0.25 + z²/40)/(1 + z²/20), half z/(1 + z²/20)·√(0.25·0.75/20 + z²/1600))
     lo, hi = est.human_only
-    assert lo == pytest.approx(0.25 - Z * math.sqrt(0.1875 / 19)) and hi == pytest.approx(
-        0.25 + Z * math.sqrt(0.1875 / 19)
-    )
+    centre = (0.25 + Z * Z / 40) / (1 + Z * Z / 20)
+    half = Z / (1 + Z * Z / 20) * math.sqrt(0.1875 / 20 + Z * Z / 1600)
+    assert (lo, hi) == pytest.approx((centre - half, centre + half))
+    assert (lo, hi) == pytest.approx(tuple(vars(wilson(5, 20)).values()))
 
 
 def test_ppi_plus_plus_hand_computed():
@@ -90,7 +92,9 @@ def test_lambda_is_clipped_to_zero_and_one():
     est = ppi_mean([0.0, 1.0] * 50, f, y)
     assert est.lam == 0.0
     assert est.estimate == pytest.approx(0.5)
-    assert (est.low, est.high) == pytest.approx(est.human_only)
+    # λ = 0: the labels' mean with its normal interval, σ² = 0.25·20/19, n = 20
+    half = Z * math.sqrt(0.25 / 19)
+    assert (est.low, est.high) == pytest.approx((0.5 - half, 0.5 + half))
     # judge in {0.4, 0.6} perfectly tracking Y in {0, 1}: Cov = 0.2/3·… ≫ σ²_f, λ̂ ≈ 6: clipped
     f = [0.4, 0.6] * 2
     y = [0.0, 1.0] * 2
@@ -103,13 +107,17 @@ def test_constant_judge_gives_the_human_mean():
     classic = ppi_mean(f_all, f_lab, y, tuned=False)
     assert tuned.lam == 0.0
     assert tuned.estimate == pytest.approx(0.7) and classic.estimate == pytest.approx(0.7)
-    assert (tuned.low, tuned.high) == pytest.approx(tuned.human_only)
+    half = Z * math.sqrt(0.21 / 9)  # σ² = 0.21·10/9, over n = 10
+    assert (tuned.low, tuned.high) == pytest.approx((0.7 - half, 0.7 + half))
+    assert tuned.human_only == pytest.approx(tuple(vars(wilson(7, 10)).values()))
 
 
 def test_one_label_gives_an_estimate_but_no_interval():
-    # classic correction with n = 1: 0.75 + (0 - 1) = -0.25 (unbiased, not clipped)
+    # classic correction with n = 1: 0.75 + (0 - 1) = -0.25, the unbiased figure, shown
+    # clipped to 0
     est = ppi_mean(F_ALL, [1.0], [0.0])
-    assert est.lam == 1.0 and est.estimate == pytest.approx(-0.25)
+    assert est.lam == 1.0 and est.theta == pytest.approx(-0.25)
+    assert est.estimate == 0.0 and est.clipped
     assert est.low is None and est.high is None and est.human_only is None and est.se is None
     assert labels_to_halve(est) is None
 

@@ -114,6 +114,7 @@ def validate_with_labels(
     criterion's agreement. When the judge failed on any labelled case nothing is stored
     (``validation.failed`` lists them). ``json_path`` is only checked here."""
     from ragrail.judge import load_labels, validate_judge
+    from ragrail.judge.correct import Target, labelled_source
     from ragrail.outputs import guard_outputs
     from ragrail.store.history import History
 
@@ -136,7 +137,9 @@ def validate_with_labels(
                 stored.append(None)
                 continue
             key = judge.key(criteria.get(a.criterion))
-            vid = store.record_validation(key, judge.label, a.criterion, a)
+            # what a later run's correction compares itself with: is it this run, which system
+            source = labelled_source(run, Target(a.criterion, criteria.get(a.criterion), key))
+            vid = store.record_validation(key, judge.label, a.criterion, a, source)
             score = a.kappa if a.kappa is not None else a.spearman
             ok = score is not None and score >= judge.config.min_kappa
             stored.append(StoredValidation(vid, key, ok))

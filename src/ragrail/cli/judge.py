@@ -46,6 +46,12 @@ def _overrides(
     return Overrides(judge=judge, judge_model=judge_model, judge_base_url=judge_base_url, **calls)
 
 
+def _p_text(p: float) -> str:
+    """A p-value to print after its test's name: 3 decimals, or 2 significant digits in
+    scientific notation below 0.001 (never "0.000")."""
+    return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
+
+
 def _pct_ci(value: float | None, ci: tuple[float, float] | None) -> str:
     if value is None:
         return "-"
@@ -271,8 +277,8 @@ def judge_pairwise(
         f"changed with the order {result.swap_disagreements} ({rate}); errors {result.errors}"
     )
     out.say(
-        "  sign test (B vs A, ties and order-dependent verdicts left out): "
-        f"p={result.sign_test_p:.3f}"
+        "  B vs A, ties and order-dependent verdicts left out: "
+        f"exact sign test p={_p_text(result.sign_test_p)}"
     )
     u = the_judge.usage
     out.say(

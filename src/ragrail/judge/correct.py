@@ -14,10 +14,18 @@ What is corrected is a rate of 0/1 verdicts, the quantity the people labelled:
 - a 1-5 criterion: its pass rate at the criterion's ``pass_threshold``, for the judge's
   score and the person's alike.
 
-The correction assumes the judge errs on this run's answers as it did on the labelled
-ones: its interval is valid when the labels came from a random sample of this run's
-answers, and holds approximately for a similar system (ARES makes the same assumption).
-After a large change to the system, label again.
+Which correction. The labels were drawn from one run (the labelled run). That run
+itself (or a run identical to it: the same answers and the same verdicts, see
+:func:`run_digest`) is corrected by PPI++ (λ tuned): the labels are a random sample of
+its answers, and every λ is unbiased. Any other run is corrected by classic PPI (λ = 1):
+under the assumption printed with it, "the judge errs on this run as it did on the
+labelled one" (the same mean error E[Y - f]), λ = 1 is the only unbiased choice; a
+tuned λ would pull the total towards the labelled run's (``ragrail.judge.ppi``).
+
+Labels too old. The validation keeps the labelled run's system settings (answerer,
+model, retriever, chunking, top_k, its own settings: :func:`system_of`); a run of
+another system says which differ (``Corrected.stale``): the judge may err differently
+on another system's answers, so label again.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ragrail.records.results import Corrected, LabelPair, RunResult
+from ragrail.records.results import Corrected, LabelPair, RunConfig, RunResult
 
 if TYPE_CHECKING:
     from ragrail.judge.config import CriterionConfig
@@ -34,6 +42,20 @@ if TYPE_CHECKING:
     from ragrail.store.validations import StoredValidation
 
 FAITHFULNESS = "faithfulness"
+# the settings that make a system (what its answers depend on); the others (name, counts,
+# repeats) describe the run
+SYSTEM_FIELDS = (
+    "answerer",
+    "answerer_label",
+    "model",
+    "retriever",
+    "chunking",
+    "chunk_words",
+    "top_k",
+    "min_score",
+    "settings",
+)
+ASSUMPTION = "assumes the judge errs on this run as it did on the labelled one"
 
 
 @dataclass(frozen=True)
@@ -109,25 +131,89 @@ def label_pairs(
     return out
 
 
+def system_of(config: RunConfig) -> dict[str, Any]:
+    """The run's system, as a validation keeps it (JSON values)."""
+    return config.model_dump(mode="json", include=set(SYSTEM_FIELDS))
+
+
+def run_digest(run: RunResult, target: Target) -> str:
+    """A fingerprint of what a correction of ``target`` sees in ``run``: each question's
+    answers (every repeat) and the judge's verdict on it. Two runs with the same digest
+    are, for the correction, the same sample."""
+    import hashlib
+    import json
+
+    seen = verdicts(run, target)
+    rows = sorted(
+        (
+            c.id,
+            [sm.answer for sm in c.trace.all_samples()] if c.trace is not None else [],
+            seen.get(c.id),
+        )
+        for c in run.cases
+    )
+    return "sha256:" + hashlib.sha256(json.dumps(rows).encode()).hexdigest()
+
+
+def labelled_source(run: RunResult, target: Target) -> dict[str, Any]:
+    """What a validation keeps of the run it was labelled on (``judge validate``)."""
+    return {
+        "created_at": run.created_at,
+        "digest": run_digest(run, target),
+        "system": system_of(run.config),
+    }
+
+
+def _relation(
+    run: RunResult, target: Target, source: dict[str, Any] | None
+) -> tuple[bool, list[str]]:
+    """(whether ``run`` is the labelled run, the system settings that differ from the
+    labelled run's). A validation stored before the labelled run was kept knows neither:
+    another run, settings unknown."""
+    if not isinstance(source, dict):
+        return False, []
+    system = source.get("system")
+    mine = system_of(run.config)
+    stale = (
+        [k for k in SYSTEM_FIELDS if system.get(k) != mine.get(k)]
+        if isinstance(system, dict)
+        else []
+    )
+    return source.get("digest") == run_digest(run, target), stale
+
+
 def correct(
     values: Sequence[float],
     labels: Sequence[LabelPair],
     target: Target,
     validation: tuple[int, str],
+    *,
+    labelled_run: bool = False,
+    stale: Sequence[str] = (),
 ) -> Corrected | None:
-    """The PPI++ estimate of one judged total with the labels of ``validation`` (its id
-    and date); None when there is nothing to correct (no judged answer or no usable
-    label)."""
+    """One judged total corrected with the labels of ``validation`` (its id and date):
+    PPI++ when this is the ``labelled_run``, classic PPI (λ = 1) otherwise (see the
+    module docstring). None when there is nothing to correct (no judged answer or no
+    usable label)."""
     from ragrail.judge.ppi import labels_to_halve, ppi_mean
 
     if not values or not labels:
         return None
-    est = ppi_mean(values, [lb.judge for lb in labels], [lb.human for lb in labels])
+    est = ppi_mean(
+        values,
+        [lb.judge for lb in labels],
+        [lb.human for lb in labels],
+        lam=None if labelled_run else 1.0,
+    )
     low_h, high_h = est.human_only or (None, None)
     return Corrected(
         measure=target.measure,
+        method="ppi++" if labelled_run else "ppi",
         raw=est.raw,
         estimate=est.estimate,
+        unclipped=est.theta if est.clipped else None,
+        fits=est.fits,
+        stale=list(stale),
         low=est.low,
         high=est.high,
         n_judged=est.n_unlabelled,
@@ -135,7 +221,7 @@ def correct(
         lam=est.lam,
         human_only_low=low_h,
         human_only_high=high_h,
-        labels_to_halve=labels_to_halve(est),
+        labels_to_halve=labels_to_halve(est) if est.fits else None,
         judge_key=target.judge_key,
         validation_id=validation[0],
         validated_at=validation[1],
@@ -154,7 +240,9 @@ def correct_totals(
             continue
         values = list(verdicts(run, target).values())
         validation = (found.id, found.created_at)
-        corrected = correct(values, label_pairs(found.pairs, target.config), target, validation)
+        same, stale = _relation(run, target, found.source)
+        labels = label_pairs(found.pairs, target.config)
+        corrected = correct(values, labels, target, validation, labelled_run=same, stale=stale)
         if corrected is not None:
             out[target.stat_key] = corrected
     return out
@@ -162,12 +250,20 @@ def correct_totals(
 
 def recorrect(run: RunResult, previous: dict[str, Corrected]) -> dict[str, Corrected]:
     """``run``'s totals corrected again with the labels an earlier correction rested on
-    (merged shards: each shard was corrected over its own questions only)."""
+    (merged shards: each shard was corrected over its own questions only), by the same
+    method and with the same note on the labels' age."""
     out: dict[str, Corrected] = {}
     for key, old in previous.items():
         target = Target(key.removeprefix("judge_"), None, old.judge_key)
         values = list(verdicts(run, target).values())
-        corrected = correct(values, old.labels, target, (old.validation_id, old.validated_at))
+        corrected = correct(
+            values,
+            old.labels,
+            target,
+            (old.validation_id, old.validated_at),
+            labelled_run=old.method == "ppi++",
+            stale=old.stale,
+        )
         if corrected is not None:
             out[key] = corrected
     return out
@@ -225,6 +321,7 @@ class CorrectedChange:
     paired: bool  # the same labels and the questions both runs judged
     n_judged: int  # judged answers in the comparison (per run when unpaired: the smaller)
     n_labelled: int
+    methods: tuple[str, str] = ("ppi++", "ppi++")  # (baseline, now): "ppi++" or "ppi"
 
     @property
     def significant(self) -> bool:
@@ -234,13 +331,18 @@ class CorrectedChange:
 
 def compare_corrected(baseline: Any, run: RunResult) -> tuple[list[CorrectedChange], list[str]]:
     """The corrected totals of two runs judged by the same validated judge, compared;
-    and a note for each total that cannot be (another judge, prompt or rubric).
+    and a note for each total that cannot be (another judge, prompt or rubric; labels
+    that do not fit one of the runs).
 
     Both corrected with one validation's labels: paired, over the questions both runs
-    judged (``ppi_difference(paired=True)`` with the shared labels, where the judge's
-    shared bias cancels). With two validations of the same judge: each run with its own
-    labels, unpaired. A compact baseline keeps no judge verdicts: nothing to compare."""
-    from ragrail.judge.ppi import ppi_difference
+    judged, with the shared labels (``ppi_difference(paired=True)``). Each run keeps the
+    λ it was corrected with: the labels' term then cancels when both are later runs
+    (λ = 1: the difference of the judge's raw rates, valid when the judge errs on both
+    as on the labelled run), and is kept, with its variance, against the labelled run
+    itself (``ragrail.judge.ppi_change``). With two validations of the same judge: each
+    run with its own labels, unpaired. A compact baseline keeps no judge verdicts:
+    nothing to compare."""
+    from ragrail.judge.ppi_change import ppi_difference
 
     before: dict[str, Corrected] = getattr(baseline, "judge_corrected", None) or {}
     changes: list[CorrectedChange] = []
@@ -253,6 +355,17 @@ def compare_corrected(baseline: Any, run: RunResult) -> tuple[list[CorrectedChan
             notes.append(
                 f"{now.measure}: the corrected totals are not compared (the runs were judged "
                 "by another judge, prompt or rubric)"
+            )
+            continue
+        if not (old.fits and now.fits):
+            which = (
+                "either run"
+                if not (old.fits or now.fits)
+                else ("the baseline" if not old.fits else "this run")
+            )
+            notes.append(
+                f"{now.measure}: the corrected totals are not compared (the labels do not fit "
+                f"{which})"
             )
             continue
         target = Target(key.removeprefix("judge_"), None, now.judge_key)
@@ -275,6 +388,8 @@ def compare_corrected(baseline: Any, run: RunResult) -> tuple[list[CorrectedChan
             [lb.judge for lb in b_lab],
             [lb.human for lb in b_lab],
             paired=paired,
+            lam_a=now.lam,
+            lam_b=old.lam,
         )
         changes.append(
             CorrectedChange(
@@ -288,6 +403,7 @@ def compare_corrected(baseline: Any, run: RunResult) -> tuple[list[CorrectedChan
                 paired=paired,
                 n_judged=min(len(a_all), len(b_all)),
                 n_labelled=min(len(a_lab), len(b_lab)),
+                methods=(old.method, now.method),
             )
         )
     return changes, notes

@@ -31,13 +31,30 @@ reference implementation, ppi_py, does), clipped to [0, 1]: below 0 the judge is
 anti-correlated with the humans (noise at small n, or a judge not worth using) and 0
 falls back to the human labels; above 1 would extrapolate past the classic
 correction on a noisy λ̂. θ̂_λ stays unbiased for any fixed λ; λ̂ costs only a
-vanishing term asymptotically (PPI++, Theorem 1).
+vanishing term asymptotically (PPI++, Theorem 1). A caller may fix λ (``lam``).
 
-The estimate itself is not clipped (it is the unbiased one and can leave [0, 1] by a
-little); the interval is intersected with [0, 1], which keeps its coverage since the
-true rate lies there. PPI assumes the labelled answers are a random sample from the
-same population as the N judged ones; labelled questions may also be among the N
-(the usual practice; the dependence is negligible when n ≪ N).
+**Labels from another run.** Unbiasedness for every λ needs the labelled answers to be a
+sample of the N judged ones. When the labels come from another run (an earlier answer
+set), write Δ = E[Y - f] for the judge's mean error (the rectifier). If the judge errs on
+this run as on the labelled one (Δ the same), θ = E f(X̃) + Δ and
+
+    E θ̂_λ = θ - (1 - λ)·(E f(X̃) - E f(X))
+
+so only λ = 1 is unbiased: any other λ pulls the estimate back towards the labelled
+run's rate (λ = 0 freezes it at the labels' rate, whatever this run's judge says).
+Re-tuning λ on this run's variance does not help (the bias is in the mean). Such runs
+use classic PPI with the same variance formula (the two samples are independent);
+the assumption "the judge errs on this run as it did on the labelled one" is what
+the estimate rests on, and callers print it.
+
+**Bounds.** The interval is intersected with [0, 1] (the true rate lies there, so
+coverage is kept). When the intersection is empty (θ̂ + z·√Var < 0 or θ̂ - z·√Var > 1:
+the judge passes far fewer, or more, answers than the labels allow) there is no
+interval and ``fits`` is False: the labels do not fit this run. The estimate is clipped
+to [0, 1]; ``unclipped`` keeps θ̂ (the unbiased figure that differences use). PPI
+assumes the labelled answers are a random sample from the same population as the
+N judged ones; labelled questions may also be among the N (the usual practice; the
+dependence is negligible when n ≪ N).
 
 **Degenerate cases**, handled rather than hidden:
 
@@ -47,10 +64,15 @@ same population as the N judged ones; labelled questions may also be among the N
   variance can be estimated: low, high and human_only are None.
 - the judge gives the same value everywhere (σ²_f = 0): λ̂ = 0 and the estimate is the
   human-only mean (with λ = 1 it is the same number: the constant cancels).
-- the estimated variance is 0 with n >= 2 (every label equal, judge constant or always
-  agreeing): a zero-width interval would claim certainty from a finite sample, so the
-  interval is Wilson's interval of the human labels taken as a proportion
-  (``ragrail.stats.wilson``, as ``ragrail.stats`` does for means at the bounds).
+- the estimated variance is 0 with n >= 2 (every rectifier equal and the judge constant
+  on the run, or λ = 0 and every label equal): a zero-width interval would claim
+  certainty from a finite sample. No variation seen in n values bounds the share that
+  would differ by Wilson's upper bound w(0, n) = z²/(n + z²) (``ragrail.stats.wilson``),
+  so the half-width is w(0, n) + λ·w(0, N). With λ = 0 and all labels 1 (or 0) that is
+  exactly Wilson's interval of the labels.
+- the labels alone (``human_only``): Wilson's interval when every label is 0 or 1 (a
+  proportion: it stays in [0, 1] and is not degenerate at 0 or n passes), else the
+  normal interval of their mean, intersected with [0, 1].
 
 Inputs must be finite and in [0, 1], with paired labelled arrays of equal length;
 otherwise ValueError (a programming error here: the CLI validates files before).
@@ -74,8 +96,10 @@ MAX_LABELS = 10**12  # beyond this "more labels" is no advice (and no exact coun
 
 @dataclass(frozen=True)
 class PPIEstimate:
-    """A corrected mean. ``var_judge`` is σ²_f(X̃) and ``var_rectifier`` σ²_{Y-λf(X)}
-    (None when n < 2); ``se`` = √Var (None when there is no interval)."""
+    """A corrected mean. ``estimate`` is θ̂ clipped to [0, 1], ``unclipped`` θ̂ itself;
+    ``fits`` is False when θ̂ ± z·√Var misses [0, 1] altogether (no interval then).
+    ``var_judge`` is σ²_f(X̃) and ``var_rectifier`` σ²_{Y-λf(X)} (None when n < 2);
+    ``se`` = √Var (None when n < 2)."""
 
     estimate: float
     low: float | None
@@ -89,18 +113,21 @@ class PPIEstimate:
     var_judge: float = 0.0
     var_rectifier: float | None = None
     alpha: float = 0.05
+    unclipped: float | None = None  # θ̂; None: set to ``estimate`` (never clipped)
+    fits: bool = True
 
+    def __post_init__(self) -> None:
+        if self.unclipped is None:
+            object.__setattr__(self, "unclipped", self.estimate)
 
-@dataclass(frozen=True)
-class PPIDifference:
-    """θ̂_A - θ̂_B with its interval; ``paired`` says which variance formula was used."""
+    @property
+    def theta(self) -> float:
+        """θ̂ unclipped (what a difference of two estimates is built from)."""
+        return self.estimate if self.unclipped is None else self.unclipped
 
-    estimate: float
-    low: float | None
-    high: float | None
-    paired: bool
-    a: PPIEstimate
-    b: PPIEstimate
+    @property
+    def clipped(self) -> bool:
+        return self.theta != self.estimate
 
 
 def _z(alpha: float) -> float:
@@ -126,22 +153,37 @@ def _var(arr: np.ndarray) -> float:  # sample variance, 0 for fewer than 2 value
     return float(arr.var(ddof=1)) if arr.size >= 2 else 0.0
 
 
-def _clip01(low: float, high: float) -> tuple[float, float]:
-    return max(0.0, low), min(1.0, high)
+def _clip01(low: float, high: float) -> tuple[float, float] | None:
+    """[low, high] ∩ [0, 1]; None when they do not meet."""
+    low, high = max(0.0, low), min(1.0, high)
+    return (low, high) if low <= high else None
 
 
 def _human_interval(human: np.ndarray, z: float) -> tuple[float, float] | None:
-    """mean(Y) ± z·σ_Y/√n, or Wilson's interval when σ_Y = 0 (see the module docstring)."""
+    """Wilson's interval of the labels when each is 0 or 1 (or none varies); otherwise
+    mean(Y) ± z·σ_Y/√n within [0, 1] (see the module docstring)."""
+    import numpy as np
+
     n = human.size
     if n < 2:
         return None
     se = math.sqrt(_var(human) / n)
-    if se == 0.0:
+    if se == 0.0 or bool(np.all((human == 0.0) | (human == 1.0))):
         iv = wilson(float(human.sum()), n, z)
         assert iv is not None  # n >= 2
         return iv.low, iv.high
     mean = float(human.mean())
-    return _clip01(mean - z * se, mean + z * se)
+    found = _clip01(mean - z * se, mean + z * se)
+    assert found is not None  # the mean lies in [0, 1]
+    return found
+
+
+def _no_variation_half(n: int, big_n: int, lam: float, z: float) -> float:
+    """The half-width when neither sample varied (Var = 0): each term bounded by Wilson's
+    upper bound on a rate of 0 of its size, w(0, n) + λ·w(0, N) (see the docstring)."""
+    w_n, w_big = wilson(0.0, n, z), wilson(0.0, big_n, z)
+    assert w_n is not None and w_big is not None  # n, N >= 1
+    return w_n.high + lam * w_big.high
 
 
 def tuned_lambda(
@@ -175,9 +217,11 @@ def ppi_mean(
     *,
     alpha: float = 0.05,
     tuned: bool = True,
+    lam: float | None = None,
 ) -> PPIEstimate:
     """The corrected mean θ̂_λ and its 1 - α interval (formulas in the module
-    docstring): λ = 1 (classic PPI) when ``tuned`` is False, PPI++'s λ̂ otherwise."""
+    docstring): λ = ``lam`` when given (in [0, 1]), else 1 (classic PPI) when ``tuned``
+    is False and PPI++'s λ̂ otherwise. λ is 1 whenever n < 2."""
     z = _z(alpha)
     f_all = _array(judge_all, "judge_all")
     f_lab = _array(judge_labelled, "judge_labelled")
@@ -187,13 +231,19 @@ def ppi_mean(
     if y.size == 0 or f_all.size == 0:
         raise ValueError("PPI needs at least one labelled and one judged answer")
     n, big_n = y.size, f_all.size
-    lam = tuned_lambda(f_all, f_lab, y) if tuned else 1.0
+    if lam is not None and not 0.0 <= lam <= 1.0:
+        raise ValueError(f"lam must be in [0, 1], got {lam}")
+    if n < 2:
+        lam = 1.0  # the only unbiased choice that needs no variance
+    elif lam is None:
+        lam = tuned_lambda(f_all, f_lab, y) if tuned else 1.0
     raw = float(f_all.mean())
     rect = y - lam * f_lab
-    estimate = lam * raw + float(rect.mean())
+    theta = lam * raw + float(rect.mean())
     var_judge = _var(f_all)
     common: dict[str, Any] = dict(
-        estimate=estimate,
+        estimate=min(1.0, max(0.0, theta)),
+        unclipped=theta,
         raw=raw,
         n_labelled=n,
         n_unlabelled=big_n,
@@ -206,13 +256,17 @@ def ppi_mean(
     var_rect = _var(rect)
     human_only = _human_interval(y, z)
     se = math.sqrt(lam * lam * var_judge / big_n + var_rect / n)
-    if se == 0.0:
-        assert human_only is not None  # n >= 2
-        low, high = human_only  # Wilson's interval of the labels: see the docstring
-    else:
-        low, high = _clip01(estimate - z * se, estimate + z * se)
+    half = z * se if se > 0.0 else _no_variation_half(n, big_n, lam, z)
+    found = _clip01(theta - half, theta + half)
+    low, high = found if found is not None else (None, None)
     return PPIEstimate(
-        low=low, high=high, human_only=human_only, se=se, var_rectifier=var_rect, **common
+        low=low,
+        high=high,
+        human_only=human_only,
+        se=se,
+        var_rectifier=var_rect,
+        fits=found is not None,
+        **common,
     )
 
 
@@ -320,52 +374,3 @@ def planned_labels_to_halve(
         var_rectifier=var_rect,
     )
     return labels_to_halve(est)
-
-
-def ppi_difference(
-    a_all: Sequence[float],
-    a_judge_labelled: Sequence[float],
-    a_human_labelled: Sequence[float],
-    b_all: Sequence[float],
-    b_judge_labelled: Sequence[float],
-    b_human_labelled: Sequence[float],
-    *,
-    paired: bool = False,
-    alpha: float = 0.05,
-    tuned: bool = True,
-) -> PPIDifference:
-    """θ̂_A - θ̂_B for two runs judged by the same validated judge, each corrected with
-    its own λ (``ppi_mean``), with a 1 - α normal interval intersected with [-1, 1].
-
-    Unpaired (``paired=False``): the two estimates are treated as independent,
-    Var = Var_A + Var_B. Conservative when the runs share questions (their judge values
-    are usually positively correlated).
-
-    Paired (``paired=True``): both runs were judged on the same N questions and labelled
-    on the same n questions, in the same order (the caller guarantees the order; only
-    the lengths are checked). With r = Y - λf, the labelled and unlabelled samples
-    independent of each other:
-
-        Var = σ²(λ_A f_A(X̃) - λ_B f_B(X̃))/N + σ²(r_A(X) - r_B(X))/n
-
-    (each λ treated as known, as in PPI++). When both runs are corrected with one shared
-    set of labelled answers, passing the same labelled arrays for both with
-    ``paired=True`` gives the right covariance. No interval when either n < 2."""
-    a = ppi_mean(a_all, a_judge_labelled, a_human_labelled, alpha=alpha, tuned=tuned)
-    b = ppi_mean(b_all, b_judge_labelled, b_human_labelled, alpha=alpha, tuned=tuned)
-    estimate = a.estimate - b.estimate
-    if a.se is None or b.se is None:
-        return PPIDifference(estimate, None, None, paired, a, b)
-    if paired:
-        if a.n_unlabelled != b.n_unlabelled or a.n_labelled != b.n_labelled:
-            raise ValueError("paired runs need the same number of judged and labelled answers")
-        fa, fb = _array(a_all, "a_all"), _array(b_all, "b_all")
-        ra = _array(a_human_labelled, "a") - a.lam * _array(a_judge_labelled, "a")
-        rb = _array(b_human_labelled, "b") - b.lam * _array(b_judge_labelled, "b")
-        var = _var(a.lam * fa - b.lam * fb) / fa.size + _var(ra - rb) / ra.size
-    else:
-        var = a.se**2 + b.se**2
-    half = _z(alpha) * math.sqrt(max(0.0, var))
-    return PPIDifference(
-        estimate, max(-1.0, estimate - half), min(1.0, estimate + half), paired, a, b
-    )

@@ -207,13 +207,59 @@ def cohen_kappa(pairs: Sequence[tuple[int, int]]) -> float | None:
     return None if pe == 1 else (po - pe) / (1 - pe)
 
 
+def kappa_interval(pairs: Sequence[tuple[int, int]]) -> tuple[float, float] | None:
+    """Cohen's kappa's 95% interval: the percentile bootstrap (2,000 resamples of the
+    pairs, seeded), as the other agreement intervals are exact or Wilson.
+
+    The bootstrap degenerates when every resample gives the same kappa (perfect
+    agreement: each resample agrees perfectly too), and a zero-width [1.00, 1.00] would
+    claim certainty from n labels. Then the interval is Wilson's interval of the
+    agreement p_o mapped through kappa = (p_o - p_e)/(1 - p_e), increasing in p_o, with
+    the chance agreement p_e held at its observed value (a conditional interval: the
+    raters' own pass rates taken as given), intersected with [-1, 1]. At perfect
+    agreement of n pairs the high end is 1 and the low end (L - p_e)/(1 - p_e) with
+    L = n/(n + z²) Wilson's lower bound. None when kappa is undefined (p_e = 1)."""
+    import numpy as np
+
+    from ragrail.stats import BOOTSTRAP_SEED, wilson
+
+    kappa = cohen_kappa(pairs)
+    if kappa is None:
+        return None
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    arr = np.asarray(pairs)
+    boots = []
+    for _ in range(2000):
+        k = cohen_kappa([tuple(x) for x in arr[rng.integers(0, len(arr), len(arr))]])
+        if k is not None:
+            boots.append(k)
+    if boots:
+        lo, hi = (float(v) for v in np.percentile(boots, [2.5, 97.5]))
+        if hi > lo:
+            return lo, hi
+    n = len(pairs)
+    ph = sum(h for h, _ in pairs) / n
+    pj = sum(j for _, j in pairs) / n
+    pe = ph * pj + (1 - ph) * (1 - pj)
+    iv = wilson(sum(1 for h, j in pairs if h == j), n)
+    assert iv is not None  # n >= 1
+    return max(-1.0, (iv.low - pe) / (1 - pe)), min(1.0, (iv.high - pe) / (1 - pe))
+
+
+def spearman_interval(rho: float, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Spearman's rho's 95% interval by Fisher's z with the Bonett-Wright (2000)
+    standard error for a rank correlation, SE = √((1 + rho²/2)/(n - 3)) (Pearson's
+    1/√(n - 3) is too narrow for Spearman's): tanh(atanh(rho) ± z·SE). Needs n > 3 and
+    |rho| < 1."""
+    centre, se = math.atanh(rho), math.sqrt((1 + rho * rho / 2) / (n - 3))
+    return math.tanh(centre - z * se), math.tanh(centre + z * se)
+
+
 def agreement_stats(
     criterion: str, scale: str, items: Sequence[tuple[str, float, float, str]]
 ) -> Agreement:
     """items: (case id, human verdict, judge verdict, judge reason)."""
-    import numpy as np
-
-    from ragrail.stats import BOOTSTRAP_SEED, wilson
+    from ragrail.stats import wilson
 
     def ci(iv: Any) -> tuple[float, float] | None:
         return (iv.low, iv.high) if iv is not None else None
@@ -229,16 +275,7 @@ def agreement_stats(
         agree = sum(1 for h, j in pairs if h == j)
         a.agreement, a.agreement_ci = agree / len(pairs), ci(wilson(agree, len(pairs)))
         a.kappa = cohen_kappa(pairs)
-        rng = np.random.default_rng(BOOTSTRAP_SEED)
-        arr = np.asarray(pairs)
-        boots = []
-        for _ in range(2000):
-            k = cohen_kappa([tuple(x) for x in arr[rng.integers(0, len(arr), len(arr))]])
-            if k is not None:
-                boots.append(k)
-        if boots:
-            lo, hi = np.percentile(boots, [2.5, 97.5])
-            a.kappa_ci = (float(lo), float(hi))
+        a.kappa_ci = kappa_interval(pairs)
         hp = [j for h, j in pairs if h == 1]
         hf = [j for h, j in pairs if h == 0]
         a.tpr_n, a.tnr_n = len(hp), len(hf)
@@ -264,9 +301,7 @@ def agreement_stats(
             rho = float(spearmanr(hs, js).statistic)
             a.spearman = rho
             if len(items) > 3 and abs(rho) < 1:
-                # Fisher's z: atanh(rho) is about normal with standard error 1/sqrt(n-3)
-                z, se = math.atanh(rho), 1 / math.sqrt(len(items) - 3)
-                a.spearman_ci = (math.tanh(z - 1.959964 * se), math.tanh(z + 1.959964 * se))
+                a.spearman_ci = spearman_interval(rho, len(items))
         a.disagreements = [it for it in items if it[1] != it[2]]
     return a
 

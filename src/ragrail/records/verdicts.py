@@ -48,16 +48,25 @@ class LabelPair(_Model):
 
 class Corrected(_Model):
     """A judged total corrected by the human labels of a stored judge validation, by
-    prediction-powered inference with PPI++'s tuned λ (``ragrail.judge.ppi``):
-    ``estimate`` = λ·``raw`` + mean(human - λ·judge) over the labels, with its 95%
-    interval. ``raw`` is the judge's own rate over ``n_judged`` answers; ``labels`` are
-    what the correction rests on (kept so a comparison between two runs can pair them)."""
+    prediction-powered inference (``ragrail.judge.ppi``): ``estimate`` = λ·``raw`` +
+    mean(human - λ·judge) over the labels, clipped to [0, 1], with its 95% interval.
+    ``method`` "ppi++" (λ tuned) on the labelled run itself, "ppi" (λ = 1) on any other
+    run (``ragrail.judge.correct``). ``raw`` is the judge's own rate over ``n_judged``
+    answers; ``labels`` are what the correction rests on (kept so a comparison between
+    two runs can pair them)."""
 
     measure: str  # what is estimated: "faithful answers", or a criterion's pass rate
-    method: Literal["ppi++"] = "ppi++"
+    method: Literal["ppi++", "ppi"] = "ppi++"
     raw: Rate
     # λ·raw + mean(human - λ·judge) with λ, raw and each verdict in [0, 1]: within [-1, 2]
+    # (clipped to [0, 1] since issue 24; older files may hold the unclipped figure)
     estimate: float = Field(ge=-1.0, le=2.0)
+    # the estimate before clipping, when it left [0, 1]
+    unclipped: float | None = Field(default=None, ge=-1.0, le=2.0, exclude_if=lambda v: v is None)
+    # False: estimate ± z·se misses [0, 1] (no interval): the labels do not fit this run
+    fits: bool = Field(default=True, exclude_if=lambda v: v)
+    # the labelled run's system settings that differ from this run's (labels too old)
+    stale: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     low: Rate | None
     high: Rate | None
     n_judged: Count

@@ -52,28 +52,64 @@ def pct_tenths(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
 
 
-def interval(low: float | None, high: float | None, points: bool = False) -> str:
+def interval(
+    low: float | None, high: float | None, points: bool = False, why: str | None = None
+) -> str:
     if low is None or high is None:
-        return "no interval (fewer than 2 labels)"
+        return f"no interval ({why})" if why else "no interval"
     if points:
         return f"[{low * 100:+.1f}, {high * 100:+.1f}] points"
     return f"[{pct_tenths(low)}, {pct_tenths(high)}]"
 
 
+NO_FIT = "the labels do not fit this run"
+
+
+def no_interval_why(c: Corrected) -> str | None:
+    """Why a correction has no interval."""
+    if not c.fits:
+        return NO_FIT
+    return "fewer than 2 labels" if c.n_labelled < 2 else None
+
+
 def corrected_text(c: Corrected) -> str:
-    """``raw 90.0%, corrected 81.2% [70.0%, 92.4%], 30 human labels``."""
+    """``raw 90.0%, corrected 81.2% [70.0%, 92.4%], 30 human labels``; a clipped estimate
+    says so (``corrected 0.0% (clipped from -3.1%)``)."""
     labels = f"{c.n_labelled} human label{'' if c.n_labelled == 1 else 's'}"
     raw, corrected = pct_tenths(c.raw), pct_tenths(c.estimate)
-    return f"raw {raw}, corrected {corrected} {interval(c.low, c.high)}, {labels}"
+    if c.unclipped is not None:
+        corrected += f" (clipped from {pct_tenths(c.unclipped)})"
+    shown = interval(c.low, c.high, why=no_interval_why(c))
+    return f"raw {raw}, corrected {corrected} {shown}, {labels}"
 
 
 def corrected_detail(c: Corrected) -> str:
-    """How the correction was made, and what more labels would buy."""
+    """How the correction was made, what it assumes, whether the labels are too old for
+    the run, and what more labels would buy."""
+    from ragrail.judge.correct import ASSUMPTION
+
     when = c.validated_at.replace("T", " ").removesuffix("+00:00")
-    text = (
-        f"PPI++, lambda {c.lam:.2f}, over {c.n_judged} judged answers; "
-        f"labels of validation {c.validation_id}, {when}"
-    )
+    if c.method == "ppi":
+        how = (
+            f"classic PPI (lambda 1) over {c.n_judged} judged answers, with the labels of "
+            f"validation {c.validation_id} ({when}) from another run; it {ASSUMPTION}"
+        )
+    else:
+        how = (
+            f"PPI++, lambda {c.lam:.2f}, over {c.n_judged} judged answers; "
+            f"labels of validation {c.validation_id}, {when}"
+        )
+    text = how
+    if c.stale:
+        text += (
+            f"; labels may be too old for this run: labelled on another system "
+            f"({', '.join(c.stale)} differ), label this run's answers again"
+        )
+    if not c.fits:
+        text += (
+            f"; {NO_FIT}: the judge's rate here is too far from what the labels allow "
+            "(label this run's answers)"
+        )
     if c.human_only_low is not None and c.human_only_high is not None:
         text += f"; the labels alone: {interval(c.human_only_low, c.human_only_high)}"
     if c.labels_to_halve is not None:
@@ -92,9 +128,15 @@ def change_text(ch: CorrectedChange) -> str:
         else "unpaired (each run corrected by its own validation)"
     )
     sign = " (the interval leaves out 0)" if ch.significant else ""
+    if "ppi" in ch.methods:  # a run corrected from another run's labels
+        from ragrail.judge.correct import ASSUMPTION
+
+        runs = {("ppi", "ppi"): "both runs", ("ppi", "ppi++"): "the baseline"}
+        sign += "; " + ASSUMPTION.replace("this run", runs.get(ch.methods, "this run"))
+    shown = interval(ch.low, ch.high, points=True, why="fewer than 2 labels")
     return (
         f"{ch.measure} (corrected): {pct_tenths(ch.baseline)} -> {pct_tenths(ch.now)}, "
-        f"{ch.difference * 100:+.1f} points {interval(ch.low, ch.high, points=True)}, {how}{sign}"
+        f"{ch.difference * 100:+.1f} points {shown}, {how}{sign}"
     )
 
 
