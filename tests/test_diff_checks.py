@@ -109,15 +109,19 @@ def test_a_verdict_that_flips_keeps_its_one_line_and_no_check_line_besides():
     ]
 
 
-def test_with_repeats_a_check_is_lost_only_when_fisher_says_so_or_it_never_holds_now():
-    # 5/5 -> 0/5: always held, never now. Fisher one-sided p = 1/C(10,5) = 1/252
+def test_with_repeats_a_check_is_tested_with_the_answers_in_one_holm_family():
+    # 5/5 -> 0/5 on one question alone: the only test whose margins (5 of 10) allow a p
+    # below 0.025 (Tarone), so its Fisher one-sided p = 1/C(10,5) = 1/252 is its own
     base = run(case("q1", {"behaviour": 5, "fact: x": 5, "fact: y": 0}, runs=5))
     gone = run(case("q1", {"behaviour": 5, "fact: x": 0, "fact: y": 0}, runs=5))
-    (line,) = [c.detail for c in compare(gone, base).changes]
-    assert line == 'fact "x" no longer in the answer (Fisher exact p=0.004)'
-    # 5/5 -> 4/5: p = 1/2, noise
+    (change,) = compare(gone, base).changes
+    assert change.kind == "WORSE" and change.detail == (
+        "fact: x held 5/5 -> 0/5 (Fisher p=0.004, Holm 0.004); something"
+    )
+    # 5/5 -> 4/5: p = 1/2, within noise
     noisy = run(case("q1", {"behaviour": 5, "fact: x": 4, "fact: y": 0}, runs=5))
-    assert compare(noisy, base).changes == []
+    (change,) = compare(noisy, base).changes
+    assert change.kind == "noise" and change.detail.startswith("fact: x held 5/5 -> 4/5")
 
 
 def test_a_fact_retrieval_swapped_for_another_is_worse_though_the_recall_did_not_move():
@@ -174,7 +178,7 @@ def test_the_flip_line_says_it_counts_whole_answer_verdicts():
         "answer verdicts that flipped: 1 fail -> pass, 3 pass -> fail "
         "(McNemar exact test p=0.62, not significant)"
     )
-    assert "p=<0.001, significant" in flips_text(McNemar(worse=20, better=0, p_value=1.9e-6))
+    assert "p=1.9e-6, significant" in flips_text(McNemar(worse=20, better=0, p_value=1.9e-6))
 
 
 def test_graded_means_pair_the_questions_scored_in_both_and_show_when_they_move():

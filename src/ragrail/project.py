@@ -122,6 +122,9 @@ class SystemConfig(BaseModel):
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
     max_retries: int = Field(default=3, ge=0)
     concurrency: int = Field(default=8, ge=1)  # http, async python; sync python runs one at a time
+    # python, http: ask each question this many times (as --repeats): answers that vary
+    # from call to call are judged by the noise-aware gate (ragrail.diff.noise)
+    repeats: int = Field(default=1, ge=1, le=1000)
 
     @model_validator(mode="after")
     def _kind_has_its_settings(self) -> SystemConfig:
@@ -134,6 +137,11 @@ class SystemConfig(BaseModel):
         }.get(self.kind)
         if needs is not None and not getattr(self, needs[0]):
             raise ValueError(f'[system] kind = "{self.kind}" needs {needs[1]}')
+        if self.kind == "outputs" and self.repeats > 1:
+            raise ValueError(
+                "[system] repeats needs a system that can be asked again: an outputs file "
+                "holds one answer per question"
+            )
         if self.kind == "python" and self.target:
             module, _, func = self.target.partition(":")
             if not module or not func:

@@ -326,21 +326,62 @@ def rerun_failures(
 
 
 def evaluate_system(
-    name: str, golden: GoldenSet, system: Any, options: ScoringOptions | None = None
+    name: str,
+    golden: GoldenSet,
+    system: Any,
+    options: ScoringOptions | None = None,
+    repeats: int = 1,
 ) -> RunResult:
     """Score a user's own system (a callable, an HTTP endpoint or an outputs file): its
-    contexts' sources read as the documents they name first (:func:`with_document_names`)."""
+    contexts' sources read as the documents they name first (:func:`with_document_names`).
+    ``repeats``: ask it each question that many times (:func:`ask_repeatedly`)."""
     from ragrail.system.adapters.records import named_sources
     from ragrail.text.names import DocumentNames
 
     cases = golden.cases
-    traces = system.traces(cases)
+    traces = ask_repeatedly(system, cases, repeats)
     config = system_config(name, system, traces)
+    if repeats > 1:
+        config = config.model_copy(update={"repeats": repeats})
     options, compared = with_document_names(options or ScoringOptions(k=config.top_k), cases)
     names = DocumentNames(options.documents)
     traces = named_sources(traces, names)
     warn_unknown_sources(traces, names, compared)
     return score_run(config, cases, traces, options)
+
+
+def ask_repeatedly(system: Any, cases: Sequence[Case], repeats: int) -> list[Trace]:
+    """Each question asked ``repeats`` times, all in one ``traces`` call (so an HTTP
+    service or an async function answers them concurrently): the first answer is the
+    trace, its retrieval is the one scored; the others are its ``samples``, each answer
+    checked against the first call's contexts with its own citations and hand-off flag.
+    A system whose retrieval varies from call to call is scored on its first call's."""
+    from ragrail.records.trace import Sample
+
+    if repeats <= 1:
+        return list(system.traces(list(cases)))
+    n = len(cases)
+    every = list(system.traces([c for _ in range(repeats) for c in cases]))
+    if len(every) != n * repeats:
+        from ragrail.errors import InputError
+
+        raise InputError(
+            f"the system returned {len(every)} traces for {n * repeats} questions asked"
+        )
+    traces = every[:n]
+    for i, trace in enumerate(traces):
+        trace.samples = [
+            Sample(
+                answer=t.answer,
+                error=t.error,
+                latency_ms=t.latency_ms,
+                usage=t.usage,
+                cited=t.cited,
+                escalated=t.escalated,
+            )
+            for t in every[n + i :: n]
+        ]
+    return traces
 
 
 def with_document_names(

@@ -55,12 +55,19 @@ def resolve(
     return ResolvedSettings(
         answerer=answerer_spec(project, o),
         pipeline=pipeline_settings(project, o),
-        repeats=o.repeats or project.config.answerer.repeats,
+        repeats=o.repeats or _configured_repeats(project),
         scoring=scoring_options(project, o),
         judge=judge,
         system=system_config(project, o),
         backend=backend,
     )
+
+
+def _configured_repeats(project: Project) -> int:
+    """Answers per question as the project file sets them: ``[answerer] repeats`` for the
+    built-in pipeline, ``[system] repeats`` for a user's own system."""
+    cfg = project.config
+    return cfg.answerer.repeats if cfg.system.kind == "pipeline" else cfg.system.repeats
 
 
 def system_config(project: Project, overrides: Overrides | None = None) -> SystemConfig:
@@ -282,11 +289,18 @@ def refuse_pipeline_flags(o: Overrides, kind: str) -> None:
             "chunk_words",
             "retriever",
             "dry_run",
-            "repeats",
             "rerun_failures",
         )
         if getattr(o, name)
     ]
+    if o.repeats and o.repeats > 1 and kind == "outputs":
+        ignored.append(FLAGS["repeats"].flag)
+    if ignored == [FLAGS["repeats"].flag]:
+        raise InputError(
+            f"{ignored[0]} needs a system that can be asked again: an outputs file holds "
+            "one answer per question (answer each question N times into it, or use "
+            '[system] kind = "python" or "http")'
+        )
     if ignored:
         raise InputError(
             f"{', '.join(ignored)} do not apply: this project's system under test is "

@@ -206,7 +206,9 @@ def _run_system(p: Prepared, evaluation: Evaluation) -> None:
     s = p.settings
     with paused_gc():  # an outputs file is read here: one trace per line
         system = make_system(s.system, p.project.root, p.system)
-    evaluation.result = evaluate_system(p.project.config.name, p.golden, system, s.scoring)
+    evaluation.result = evaluate_system(
+        p.project.config.name, p.golden, system, s.scoring, s.repeats
+    )
 
 
 def _run_pipeline(p: Prepared, evaluation: Evaluation, progress: Progress | None) -> None:

@@ -319,7 +319,7 @@ def _system(ray: Any, p: Prepared, evaluation: Evaluation) -> None:
     outputs = p.system is None and p.project.config.system.kind == "outputs"
     traces: Sequence[Any] | None = system.traces(cases) if outputs else None
     options, compared = with_document_names(s.scoring, cases)
-    job = SystemJob(root, s.system, options, p.system)
+    job = SystemJob(root, s.system, options, p.system, s.repeats)
     cpus = cluster_cpus(ray)
     parts = [
         (cases[r.start : r.stop], None if traces is None else traces[r.start : r.stop])
@@ -329,6 +329,8 @@ def _system(ray: Any, p: Prepared, evaluation: Evaluation) -> None:
     pieces: list[Piece] = gather(ray, _system_task, job, parts, None, cpus * IN_FLIGHT_PER_CPU)
     results = [r for piece in pieces for r in piece.results]
     config = system_config(p.project.config.name, system, [r.trace for r in results])
+    if s.repeats > 1:
+        config = config.model_copy(update={"repeats": s.repeats})
     warn_unknown_sources([r.trace for r in results], DocumentNames(options.documents), compared)
     config, results = settle_citations(config, cases, results, options)
     evaluation.result = RunResult(config=config, totals=compute_totals(results), cases=results)

@@ -45,6 +45,7 @@ class SystemJob:
     config: SystemConfig  # [system], as resolved (the run's call flags over its own)
     options: ScoringOptions
     system: Any = None  # the user's system as given to the API (None: the project's)
+    repeats: int = 1  # each question asked this many times (ragrail.run.ask_repeatedly)
 
 
 @dataclass
@@ -121,9 +122,11 @@ def system_piece(job: SystemJob, cases: Sequence[Case], traces: Sequence[Trace] 
     from ragrail.text.names import DocumentNames
 
     if traces is None:
+        from ragrail.run import ask_repeatedly
         from ragrail.system.adapters import make_system
 
-        traces = make_system(job.config, job.root, job.system).traces(cases)
+        system = make_system(job.config, job.root, job.system)
+        traces = ask_repeatedly(system, cases, job.repeats)
     # the sources read as the documents they name (job.options.documents: the driver's)
     traces = named_sources(traces, DocumentNames(job.options.documents))
     return Piece(score_cases(0.0, cases, traces, job.options))

@@ -21,9 +21,9 @@ from ragrail.diff.checks import (
     facts_lost,
     graded_drop,
     graded_means,
+    question_tests,
 )
 from ragrail.diff.lines import (
-    SIGNIFICANCE,
     BaselineCaseLike,
     BaselineRun,
     Change,
@@ -34,6 +34,7 @@ from ragrail.diff.lines import (
     pct,
     rounded_score,
 )
+from ragrail.diff.noise import SetTest, Test, noise_changes
 from ragrail.gcpause import paused_gc
 from ragrail.records.results import CaseResult, RunResult
 from ragrail.stats import McNemar, mcnemar_exact
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GRADED",
-    "SIGNIFICANCE",
     "BaselineCaseLike",
     "BaselineRun",
     "Change",
@@ -77,6 +77,12 @@ class Diff:
     errored_cases: list[str] = field(default_factory=list)  # every question that errored now
     judge_errored_cases: list[str] = field(default_factory=list)
     answer_flips: McNemar | None = None  # paired test on per-question pass/fail flips
+    # answers repeated (either run): the verdict is noise-aware (ragrail.diff.noise); the
+    # set-wide test, and how many per-question tests could reach significance
+    set_test: SetTest | None = None
+    repeated: bool = False
+    family: int = 0
+    n_tests: int = 0
     # judged totals corrected by human labels, baseline against now (ragrail.judge.correct)
     judge_changes: list[CorrectedChange] = field(default_factory=list)
     judge_notes: list[str] = field(default_factory=list)
@@ -97,6 +103,12 @@ class Diff:
         """``lower`` lines: a graded score (correctness, faithfulness) of a question that
         dropped while none of its checks newly failed; shown, never a regression."""
         return [c for c in self.changes if c.kind == "lower"]
+
+    @property
+    def noise(self) -> list[Change]:
+        """``noise`` lines: a repeated question's pass rate or check that moved within
+        noise (``ragrail.diff.noise``); shown, never a regression."""
+        return [c for c in self.changes if c.kind == "noise"]
 
     @property
     def errors(self) -> list[Change]:
@@ -253,35 +265,13 @@ def _retrieval_change(old: BaselineCaseLike, new: CaseResult, errored: bool) -> 
 
 
 def _answer_change(old: BaselineCaseLike, new: CaseResult) -> Change | None:
-    """Single answers: pass -> fail is WORSE, fail -> pass is fixed.
-
-    Repeated answers (either side sampled more than once) are samples, so a
-    drop in pass rate is WORSE only when it is unlikely to be noise: a
-    one-sided Fisher exact test on the pass/fail counts gives p < 0.05, or the
-    case always passed before and never passes now. ``fixed`` mirrors it.
-    """
-    if not old.answer_runs or not new.answer_runs:
+    """A question answered once in both runs: pass -> fail is WORSE, fail -> pass is
+    fixed. (Repeated answers are decided together: ``ragrail.diff.noise``.)"""
+    if not old.answer_runs or not new.answer_runs or old.answer_pass == new.answer_pass:
         return None
-    a, n = (old.answer_passes, old.answer_runs), (new.answer_passes, new.answer_runs)
-    old_rate, new_rate = a[0] / a[1], n[0] / n[1]
-    if old_rate == new_rate:
-        return None
-    if a[1] == 1 and n[1] == 1:
-        if new.answer_pass:
-            return Change(new.id, "fixed", "answer", "answer now passes")
-        return Change(new.id, "WORSE", "answer", f"answer now fails, {'; '.join(new.problems)}")
-    rates = f"answer pass rate {a[0]}/{a[1]} -> {n[0]}/{n[1]}"
-    if new_rate < old_rate:
-        p = fisher_one_sided(*a, *n)
-        if p < SIGNIFICANCE or (a[0] == a[1] and n[0] == 0):
-            return Change(
-                new.id, "WORSE", "answer", f"{rates} (p={p:.3f}), {'; '.join(new.problems)}"
-            )
-        return None
-    p = fisher_one_sided(*n, *a)
-    if p < SIGNIFICANCE or (a[0] == 0 and n[0] == n[1]):
-        return Change(new.id, "fixed", "answer", f"{rates} (p={p:.3f})")
-    return None
+    if new.answer_pass:
+        return Change(new.id, "fixed", "answer", "answer now passes")
+    return Change(new.id, "WORSE", "answer", f"answer now fails, {'; '.join(new.problems)}")
 
 
 def _error_change(old: BaselineCaseLike, new: CaseResult, answers_compared: bool) -> Change | None:
@@ -341,7 +331,20 @@ def compare(run: RunResult, baseline: BaselineRun) -> Diff:
 def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
     """Fill ``diff``'s lists of questions and lines, and its answer flip test."""
     run, same_answerer = diff.run, diff.answers_compared
-    lines: dict[Kind, list[Change]] = {"fixed": [], "lower": [], "WORSE": [], "ERROR": []}
+    lines: dict[Kind, list[Change]] = {
+        "fixed": [],
+        "lower": [],
+        "noise": [],
+        "WORSE": [],
+        "ERROR": [],
+    }
+    repeated = diff.repeated = same_answerer and (
+        any(c.answer_runs > 1 for c in run.cases)
+        or any(c.answer_runs > 1 for c in diff.baseline.cases)
+    )
+    tests: list[Test] = []  # repeated: every question's tests, decided together below
+    pairs: list[tuple[int, int, int, int]] = []
+    problems: dict[str, str] = {}
     worse = better = 0  # questions answered in both whose verdict flipped
     graded: dict[str, list[float]] = {}  # name -> [sum before, sum now, questions]
     for new in run.cases:
@@ -373,7 +376,12 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
         if same_answerer and old.answer_runs and not new.answer_runs and not errored:
             # answered in the baseline, nothing now (a null answer): never a silent pass
             _add(lines, Change(new.id, "WORSE", "answer", "no answer now (the system gave none)"))
-        if same_answerer and new.answer_runs and old.answer_runs:
+        if repeated and new.answer_runs and old.answer_runs:
+            tests.extend(question_tests(old, new))
+            pairs.append((old.answer_passes, old.answer_runs, new.answer_passes, new.answer_runs))
+            problems[new.id] = "; ".join(new.problems)
+            add_graded(graded, old, new)  # a repeated question's first answer: no line
+        elif same_answerer and new.answer_runs and old.answer_runs:
             answer = None
             if new.answer_passes != old.answer_passes or new.answer_runs != old.answer_runs:
                 answer = _add(lines, _answer_change(old, new))
@@ -383,7 +391,7 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
             if (answer is None or answer.kind != "WORSE") and (
                 judged or (old.checks is not None and old.checks != new.checks)
             ):
-                answer = _add(lines, check_changes(old, new, old.answer_runs, new.answer_runs))
+                answer = _add(lines, check_changes(old, new))
             dropped = add_graded(graded, old, new)
             worse_here = swapped is not None or (
                 retrieval is not None and retrieval.kind == "WORSE"
@@ -396,12 +404,23 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
                 better += 1
     run_ids = {c.id for c in run.cases}
     diff.removed_cases = [c.id for c in diff.baseline.cases if c.id not in run_ids]
-    if same_answerer:
+    if repeated:
+        decided, diff.set_test, diff.family, diff.n_tests = noise_changes(tests, pairs, problems)
+        for case_id, kind, detail in decided:
+            lines[kind].append(Change(case_id, kind, "answer", detail))  # type: ignore[arg-type]
+        order = {c.id: i for i, c in enumerate(run.cases)}
+        for kind in ("fixed", "noise", "WORSE"):  # in golden-set order, with retrieval lines
+            lines[kind].sort(key=lambda c: order.get(c.case_id, 0))  # type: ignore[index]
+    elif same_answerer:
         diff.answer_flips = mcnemar_exact(worse, better)
+    if same_answerer:
         diff.graded = graded_means(graded)
-    # fixed lines first, then lower scores, then WORSE, then ERROR, each in golden-set
-    # order: the lines a reviewer must act on end up last, next to the exit status.
-    diff.changes = lines["fixed"] + lines["lower"] + lines["WORSE"] + lines["ERROR"]
+    # fixed lines first, then lower scores and moves within noise, then WORSE, then
+    # ERROR, each in golden-set order: the lines a reviewer must act on end up last, next
+    # to the exit status.
+    diff.changes = (
+        lines["fixed"] + lines["lower"] + lines["noise"] + lines["WORSE"] + lines["ERROR"]
+    )
 
 
 def _add(lines: dict[Kind, list[Change]], change: Change | None) -> Change | None:

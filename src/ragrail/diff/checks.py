@@ -5,16 +5,18 @@ recall. Graded scores that dropped with no check lost are shown, never a regress
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragrail.diff.lines import (
-    SIGNIFICANCE,
     BaselineCaseLike,
     Change,
-    fisher_one_sided,
-    p_text,
     pct,
     rounded_score,
 )
 from ragrail.records.results import CaseResult
+
+if TYPE_CHECKING:
+    from ragrail.diff.noise import Test
 
 
 def _held(case: BaselineCaseLike) -> dict[str, int] | None:
@@ -32,22 +34,36 @@ def _found(case: BaselineCaseLike) -> list[str] | None:
     return case.found
 
 
-def _lost(old_passes: int, old_runs: int, new_passes: int, new_runs: int) -> float | None:
-    """Whether a check that held got lost: None when not, else the p-value that says it
-    (1.0 for a single answer each side). With repeats, as for a question's answers
-    (:func:`_answer_change`): a one-sided Fisher test at 0.05, or it always held
-    before and never holds now."""
-    if old_runs == 1 and new_runs == 1:
-        return 1.0 if old_passes == 1 and new_passes == 0 else None
-    if new_passes * old_runs >= old_passes * new_runs:
-        return None
-    p = fisher_one_sided(old_passes, old_runs, new_passes, new_runs)
-    if p < SIGNIFICANCE or (old_passes == old_runs and new_passes == 0):
-        return p
-    return None
+def _lost(old_passes: int, new_passes: int) -> bool:
+    """Whether a check that held in the baseline's one answer fails in this run's."""
+    return old_passes == 1 and new_passes == 0
 
 
-def _check_phrase(name: str, p: float | None) -> str:
+def question_tests(old: BaselineCaseLike, new: CaseResult) -> list[Test]:
+    """A repeated question's tests for the noise-aware gate (``ragrail.diff.noise``): its
+    answer verdict's pass counts before and now, and each check kept on both sides (a
+    judge criterion judges one answer: 1 of 1)."""
+    from ragrail.diff.noise import ANSWER, Test
+    from ragrail.records.results import JUDGE
+
+    runs = (old.answer_runs, new.answer_runs)
+    tests = [Test(new.id, ANSWER, (old.answer_passes, runs[0]), (new.answer_passes, runs[1]))]
+    before = _held(old) or {}
+    after = new.held_checks() if new.judge is not None else new.checks
+    for name, passes in after.items():
+        was = before.get(name)
+        if was is None:
+            continue
+        one = name.startswith(JUDGE)
+        counts = (was, 1 if one else runs[0]), (passes, 1 if one else runs[1])
+        # a check held in exactly the answers that passed (a fact every failing answer
+        # missed) has the answer's table: the same data, one test, not two
+        if counts != (tests[0].before, tests[0].now):
+            tests.append(Test(new.id, name, *counts))
+    return tests
+
+
+def _check_phrase(name: str) -> str:
     """What a lost check says: ``fact "npm ci" no longer in the answer``."""
     from ragrail.records.results import BEHAVIOUR, CHECK, CITATION, CLAIMS, FACT, JUDGE
 
@@ -65,17 +81,13 @@ def _check_phrase(name: str, p: float | None) -> str:
         text = f"judge criterion '{name[len(JUDGE) :]}' no longer passes"
     else:
         text = f"{name} no longer holds"
-    return text if p is None or p == 1.0 else f"{text} (Fisher exact p={p_text(p)})"
+    return text
 
 
-def check_changes(
-    old: BaselineCaseLike, new: CaseResult, old_runs: int, new_runs: int
-) -> Change | None:
+def check_changes(old: BaselineCaseLike, new: CaseResult) -> Change | None:
     """WORSE when a check the question held in the baseline fails now (see
     :func:`_lost`), one line naming every lost check; None when none was lost or the
     baseline does not keep its checks. Judge criteria count once per question."""
-    from ragrail.records.results import JUDGE
-
     before = _held(old)
     after = new.held_checks() if new.judge is not None else new.checks
     if not before or before == after:
@@ -85,10 +97,8 @@ def check_changes(
         was = before.get(name)
         if was is None:
             continue
-        runs = (1, 1) if name.startswith(JUDGE) else (old_runs, new_runs)
-        p = _lost(was, runs[0], passes, runs[1])
-        if p is not None:
-            lost.append(_check_phrase(name, p))
+        if _lost(was, passes):
+            lost.append(_check_phrase(name))
     if not lost:
         return None
     return Change(new.id, "WORSE", "answer", "; ".join(lost))

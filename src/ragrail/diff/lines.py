@@ -13,7 +13,9 @@ from ragrail.store.baseline.records import rounded
 if TYPE_CHECKING:
     from ragrail.store.baseline import Baseline, BaselineCase
 
-Kind = Literal["fixed", "WORSE", "ERROR", "lower"]
+# noise: a repeated question's pass rate (or a check's) moved within noise; shown, never
+# a regression (ragrail.diff.noise)
+Kind = Literal["fixed", "WORSE", "ERROR", "lower", "noise"]
 
 
 # What a run is compared with: a whole saved run, or a compact baseline (ragrail.store.baseline);
@@ -63,8 +65,13 @@ def rounded_score(value: float) -> float:
 
 
 def p_text(p: float) -> str:
-    """A p-value as it is printed: two decimals, three below 0.01, never ``0.00``."""
-    return f"{p:.2f}" if p >= 0.01 else f"{p:.3f}" if p >= 0.001 else "<0.001"
+    """A p-value as it is printed: two decimals, three below 0.01, and in scientific
+    notation below 0.001 (``3.6e-89``), never ``0.00``."""
+    if p >= 0.01:
+        return f"{p:.2f}"
+    if p >= 0.001:
+        return f"{p:.3f}"
+    return f"{p:.1e}".replace("e-0", "e-")
 
 
 def by_id(run: BaselineRun) -> dict[str, BaselineCaseLike]:

@@ -34,12 +34,16 @@ class CallUsage(_Model):
 
 
 class Sample(_Model):
-    """A further answer to the same prompt (``--repeats``)."""
+    """A further answer to the same question (``--repeats``). A user's own system asked
+    again may also say again which contexts it cited and whether it handed the question
+    to a person; None: not said (the built-in pipeline's repeats never say)."""
 
     answer: str | None = None
     error: str | None = None
     latency_ms: float = Field(default=0.0, ge=0.0)
     usage: CallUsage | None = None
+    cited: list[str] | None = Field(default=None, exclude_if=lambda c: c is None)
+    escalated: bool | None = Field(default=None, exclude_if=lambda e: e is None)
 
 
 class Trace(_Model):

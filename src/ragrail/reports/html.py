@@ -179,9 +179,20 @@ def _diff(diff: Diff | None) -> str:
     if diff.answer_flips is not None and (diff.answer_flips.worse or diff.answer_flips.better):
         f = diff.answer_flips
         out.append(f"<li>{escape(flips_text(f))}</li>")
+    if diff.set_test is not None:
+        from ragrail.diff.noise import family_text
+
+        out.append(f"<li>{escape(diff.set_test.text())}</li>")
+        out.append(f"<li>{escape(family_text(diff.family, diff.n_tests))}</li>")
     out.append("</ul><ul id='changes'>")
     for change in diff.changes:
-        cls = {"WORSE": "worse", "ERROR": "error", "fixed": "fixed", "lower": "lower"}[change.kind]
+        cls = {
+            "WORSE": "worse",
+            "ERROR": "error",
+            "fixed": "fixed",
+            "lower": "lower",
+            "noise": "lower",
+        }[change.kind]
         out.append(f"<li class='{cls}'>{escape(change.line())}</li>")
     out.append("</ul>")
     summary = diff.summary()

@@ -8,6 +8,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragrail.diff.noise import SET_ALPHA, SET_TEST_NAME
+
 if TYPE_CHECKING:
     from ragrail.diff import Diff
     from ragrail.golden import LintProblem
@@ -66,7 +68,16 @@ def diff_json(diff: Diff, verdict: int) -> dict[str, Any]:
         "judge_errored_cases": list(diff.judge_errored_cases),
         "answer_flips": None
         if flips is None
-        else {**asdict(flips), "significant": flips.significant},
+        else {**asdict(flips), "test": "McNemar exact", "significant": flips.significant},
+        # answers repeated: the set-wide test the verdict used (ragrail.diff.noise)
+        "set_test": None
+        if diff.set_test is None
+        else {
+            **asdict(diff.set_test),
+            "test": SET_TEST_NAME,
+            "alpha": SET_ALPHA,
+            "significant": diff.set_test.significant,
+        },
         "judge_changes": [
             {**asdict(ch), "significant": ch.significant} for ch in diff.judge_changes
         ],

@@ -75,6 +75,11 @@ def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
         for name, (was, now) in diff.graded.items():  # over the questions scored in both
             if f"{was:.2f}" != f"{now:.2f}":
                 lines.append(f"| {name} | {was:.2f} | {now:.2f} |")
+        if diff.set_test is not None:
+            from ragrail.diff.noise import family_text
+
+            noise = f"{diff.set_test.text()}; {family_text(diff.family, diff.n_tests)}"
+            lines.append(f"\nRepeated answers: {cell(noise)}.")
     else:
         lines += ["| metric | value |", "| --- | --- |"]
         lines.append(f"| hit rate@{run.config.top_k} | {pct(t.hit_rate)} |")
@@ -98,6 +103,12 @@ def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
         lines += [
             "| --- | --- |",
             *(f"| {code(c.case_id)} | {cell(c.detail)} |" for c in diff.lower),
+        ]
+    if diff is not None and diff.noise:
+        lines += ["", "### Within noise (not regressions)", "", "| question | what moved |"]
+        lines += [
+            "| --- | --- |",
+            *(f"| {code(c.case_id)} | {cell(c.detail)} |" for c in diff.noise),
         ]
     if diff is not None and diff.fixed:
         lines += ["", "### Fixed", "", "| question | what got better |", "| --- | --- |"]

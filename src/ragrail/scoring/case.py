@@ -242,7 +242,10 @@ def score_case(case: Case, trace: Trace, options: ScoringOptions | None = None) 
     for i, text in enumerate(texts):
         try:
             # the first is the answer scored above, and the one the system's flag is about
-            known, flag, cited = (missing, trace.escalated, trace.cited) if i == 0 else (None,) * 3
+            if i == 0:
+                known, flag, cited = missing, trace.escalated, trace.cited
+            else:  # a user's system asked again says its own flag and citations
+                known, flag, cited = None, samples[i - 1].escalated, samples[i - 1].cited
             problems, check_problems, checks = answer_checks(
                 case, text, given, options, known, flag, cited or ()
             )

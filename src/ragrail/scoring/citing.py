@@ -29,7 +29,11 @@ Citations = Literal["required", "off", "none cited"]  # as RunConfig.citations r
 def any_cited(traces: Iterable[Trace], cache: ScoringCache | None = None) -> bool:
     """Whether any answer of the traces (each repeat too) cites something, or any system
     said which contexts an answer used."""
-    return any(cites([t.answer, *[s.answer for s in t.samples]], t.cited, cache) for t in traces)
+    return any(
+        cites([t.answer, *[s.answer for s in t.samples]], t.cited, cache)
+        or any(s.cited for s in t.samples)
+        for t in traces
+    )
 
 
 def citation_rule(

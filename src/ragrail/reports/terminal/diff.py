@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ragrail.diff import Diff, error_phrases, flips_text, pct
+from ragrail.diff.noise import family_text
 from ragrail.text.guard import visible
 
 if TYPE_CHECKING:
@@ -44,6 +45,9 @@ def diff_text(diff: Diff, width: int | None = None) -> str:
         if diff.answer_flips is not None and (diff.answer_flips.worse or diff.answer_flips.better):
             flips = flips_text(diff.answer_flips)
             lines.extend(wrap(f"{' ' * 17}{flips}", w, subsequent=" " * 17))
+        if diff.set_test is not None:
+            for text in (diff.set_test.text(), family_text(diff.family, diff.n_tests)):
+                lines.extend(wrap(f"{' ' * 17}{text}", w, subsequent=" " * 17))
     for name, (was, now) in diff.graded.items():
         if f"{was:.2f}" != f"{now:.2f}":  # shown when it moved: a pass rate may hide it
             lines.append(f"  {name:<14} {was:.2f} -> {now:.2f}")

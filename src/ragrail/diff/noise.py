@@ -1,0 +1,285 @@
+"""The verdict when answers vary: questions answered more than once (``--repeats``, in the
+run or in the baseline) are samples, and a drop is a regression only when it is unlikely to
+be noise, with false alarms controlled across the whole golden set.
+
+Two families of tests share the gate's 5% (Bonferroni between them, 2.5% each), so that a
+system that did not change turns CI red in at most 5% of runs:
+
+1. **The golden set as a whole** (:func:`set_test`): the exact stratified test of
+   Cochran, Mantel and Haenszel, one stratum per question answered in both runs. Given a
+   question's total passes T_i over its n_i answers before and m_i now, its passes before,
+   A_i, are hypergeometric under "nothing changed" (mean n_i T_i / (n_i + m_i)); the
+   statistic is S = sum A_i, and p = P(S >= observed) from the exact convolution of the
+   questions' hypergeometric laws (one-sided: before passed more). Beyond 2,000 informative
+   questions, the normal approximation with a continuity correction: z = (S - E S - 1/2) /
+   sqrt(sum n_i m_i T_i (N_i - T_i) / (N_i^2 (N_i - 1))), N_i = n_i + m_i. Questions that
+   passed (or failed) every time in both runs carry no information and drop out, so a
+   regression of a few questions is not drowned by the many that never move, and the
+   dropped questions' own shift does not widen the reference, as it would in a test on
+   the pass rates' differences.
+2. **Each question** (:func:`per_question`): a one-sided Fisher exact test on its pass /
+   fail counts before and now, one per answer verdict and one per check it kept
+   (``CaseResult.checks``), Holm-adjusted over the tests that could reach significance
+   (Tarone 1990): a test whose most extreme table, given its margins, has p_min > alpha / K
+   can never reject, so it is left out of the family, K being the smallest count with at
+   most K tests of p_min <= alpha / K. Fisher's test is conditional on the margins, so
+   choosing the family from them keeps Holm's guarantee; it spares the questions that
+   passed (or failed) every time in both runs, which are most of a golden set.
+
+A question is WORSE when its own test is significant, or when the golden set as a whole got
+significantly worse and its answers' drop is one that explains it: its own one-sided p below
+0.05 (uncorrected; at least the drop with the smallest p is named, so a significant set
+always has a WORSE line). Every other drop or rise is listed as a ``noise`` line, with its tests.
+Deterministic systems, answered once on both sides, never come here: any pass -> fail is
+WORSE (``ragrail.diff``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# the gate's false-alarm rate, split evenly between the set-wide test and the questions'
+ALPHA = 0.05
+SET_ALPHA = ALPHA / 2
+QUESTION_ALPHA = ALPHA / 2
+
+_EXACT_UP_TO = 2_000  # informative questions convolved exactly
+
+SET_TEST_NAME = "exact Cochran-Mantel-Haenszel test over questions, one-sided"
+QUESTION_TEST_NAME = "Fisher exact, one-sided"
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def fisher_greater(a_pass: int, a_runs: int, b_pass: int, b_runs: int) -> float:
+    """One-sided Fisher exact p that pass rate a exceeds pass rate b: the hypergeometric
+    upper tail P(X >= a_pass), X ~ Hypergeom(a_runs + b_runs, a_pass + b_pass, a_runs)."""
+    from scipy.stats import hypergeom
+
+    total = a_pass + b_pass
+    return float(min(1.0, hypergeom.sf(a_pass - 1, a_runs + b_runs, total, a_runs)))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def fisher_floor(a_runs: int, b_runs: int, total: int) -> float:
+    """The smallest p :func:`fisher_greater` can give with these margins: the table with as
+    many of the ``total`` passes on side a as fit."""
+    a_pass = min(total, a_runs)
+    return fisher_greater(a_pass, a_runs, total - a_pass, b_runs)
+
+
+@dataclass
+class Test:
+    """One per-question test: ``before``/``now`` are (passes, runs); ``what`` is how the
+    line names it (``answer pass rate`` or a check's phrase)."""
+
+    case_id: str
+    what: str
+    before: tuple[int, int]
+    now: tuple[int, int]
+    p: float = 1.0  # one-sided, in the direction the rate moved
+    adjusted: float = 1.0  # Holm-adjusted over the family; 1.0 when left out of it
+    testable: bool = False  # in the family (Tarone): it could reach significance
+
+    @property
+    def dropped(self) -> bool:
+        (a, n), (b, m) = self.before, self.now
+        return b * n < a * m
+
+    @property
+    def rose(self) -> bool:
+        (a, n), (b, m) = self.before, self.now
+        return b * n > a * m
+
+    @property
+    def significant(self) -> bool:
+        return self.adjusted < QUESTION_ALPHA
+
+    def counts(self) -> str:
+        (a, n), (b, m) = self.before, self.now
+        return f"{a}/{n} -> {b}/{m}"
+
+
+def per_question(tests: Sequence[Test], direction: str) -> None:
+    """Fill each test's one-sided p (towards ``direction``: "drop" or "rise") and its
+    Holm-adjusted p over the Tarone family (see the module docstring), in place."""
+    floors = []
+    for t in tests:
+        (a, n), (b, m) = t.before, t.now
+        if direction == "drop":
+            t.p, floor = fisher_greater(a, n, b, m), fisher_floor(n, m, a + b)
+        else:
+            t.p, floor = fisher_greater(b, m, a, n), fisher_floor(m, n, a + b)
+        t.adjusted, t.testable = 1.0, False
+        floors.append(floor)
+    family = tarone_family(floors, QUESTION_ALPHA)
+    for i, adjusted in zip(family, holm([tests[i].p for i in family]), strict=True):
+        tests[i].adjusted, tests[i].testable = adjusted, True
+
+
+def tarone_family(floors: Sequence[float], alpha: float) -> list[int]:
+    """Indexes of the tests that could reach significance: K is the smallest k >= 1 with
+    #{i: floor_i <= alpha / k} <= k, and the family is {i: floor_i <= alpha / K}."""
+    ordered = sorted(floors)
+    k = 1
+    while _count_at_most(ordered, alpha / k) > k:  # ends by k = len(floors) at the latest
+        k += 1
+    return [i for i, f in enumerate(floors) if f <= alpha / k]
+
+
+def _count_at_most(ordered: Sequence[float], limit: float) -> int:
+    from bisect import bisect_right
+
+    return bisect_right(ordered, limit)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values: for the j-th smallest (j = 1..m),
+    max over i <= j of min(1, (m - i + 1) p_(i))."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    out = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
+@dataclass(frozen=True)
+class SetTest:
+    """The golden set as a whole: mean pass rate before and now over the ``n`` questions
+    answered in both, and the one-sided p that it dropped (:func:`set_test`)."""
+
+    before: float
+    now: float
+    n: int
+    p: float
+
+    @property
+    def significant(self) -> bool:
+        return self.p < SET_ALPHA
+
+    def text(self) -> str:
+        from ragrail.diff.lines import p_text
+
+        verdict = "significant" if self.significant else "within noise"
+        return (
+            f"mean answer pass rate per question {self.before:.1%} -> {self.now:.1%} over "
+            f"{self.n} questions ({SET_TEST_NAME}, p={p_text(self.p)}; {verdict} at "
+            f"{SET_ALPHA:g})"
+        )
+
+
+def set_test(pairs: Sequence[tuple[int, int, int, int]]) -> SetTest | None:
+    """The stratified test (module docstring) on (passes before, runs before, passes now,
+    runs now) per question; None when no question was answered in both."""
+    import math
+
+    import numpy as np
+    from scipy.stats import hypergeom, norm
+
+    if not pairs:
+        return None
+    before = sum(a / n for a, n, _, _ in pairs) / len(pairs)
+    now = sum(b / m for _, _, b, m in pairs) / len(pairs)
+    strata = [(a, n, a + b, n + m) for a, n, b, m in pairs if 0 < a + b < n + m]
+    if not strata:
+        return SetTest(before, now, len(pairs), 1.0)
+    observed = sum(a for a, _, _, _ in strata)
+    expected = sum(n * t / big for _, n, t, big in strata)
+    if len(strata) > _EXACT_UP_TO:
+        var = sum(n * (big - n) * t * (big - t) / (big**2 * (big - 1)) for _, n, t, big in strata)
+        p = float(norm.sf((observed - expected - 0.5) / math.sqrt(var)))
+        return SetTest(before, now, len(pairs), min(1.0, p))
+    low = 0  # the smallest S can be: each question's fewest passes before
+    law = np.ones(1)
+    for _, n, t, big in strata:
+        lo, hi = max(0, t - (big - n)), min(n, t)
+        support = np.arange(lo, hi + 1)
+        law = np.convolve(law, hypergeom.pmf(support, big, t, n))
+        low += lo
+    p = float(law[max(0, observed - low) :].sum())
+    return SetTest(before, now, len(pairs), min(1.0, p))
+
+
+ANSWER = ""  # Test.what of a question's answer verdict; a check's name otherwise
+
+
+def _describe(t: Test) -> str:
+    """``answer pass rate 5/5 -> 0/5 (Fisher p=0.004, Holm 0.05)``; a check's is
+    ``fact: npm ci held 5/5 -> 2/5 (Fisher p=0.08)``: p one-sided; no Holm-adjusted p when
+    the counts could not reach significance (the test is outside the family)."""
+    from ragrail.diff.lines import p_text
+
+    head = "answer pass rate" if t.what == ANSWER else f"{t.what} held"
+    how = f", Holm {p_text(t.adjusted)}" if t.testable else ""
+    return f"{head} {t.counts()} (Fisher p={p_text(t.p)}{how})"
+
+
+def family_text(family: int, tests: int) -> str:
+    """How the per-question tests were decided, said once beside the set-wide test."""
+    head = f"per question: {QUESTION_TEST_NAME}, Holm-adjusted at {QUESTION_ALPHA:g} over "
+    if not family:
+        return head + f"the tests whose counts could reach significance: none of {tests} could"
+    return head + f"the {family} of {tests} tests whose counts could reach significance"
+
+
+def noise_changes(
+    tests: Sequence[Test], pairs: Sequence[tuple[int, int, int, int]], problems: dict[str, str]
+) -> tuple[list[tuple[str, str, str]], SetTest | None, int, int]:
+    """The lines of a repeated run's per-question tests (module docstring): (case id,
+    kind, detail) in the tests' order, kind WORSE, fixed or noise; the set-wide test; the
+    size of the drop family, and the number of tests. ``problems``: why each question's first failing answer
+    failed now, added to its WORSE line."""
+    whole = set_test(pairs)
+    drops = list(tests)
+    per_question(drops, "drop")
+    family = sum(1 for t in drops if t.testable)
+    dropped = [(t, t.significant) for t in drops if t.dropped]
+    rises = [Test(t.case_id, t.what, t.before, t.now) for t in tests]
+    per_question(rises, "rise")
+    risen = [(t, t.significant) for t in rises if t.rose]
+    set_worse = whole is not None and whole.significant
+    # the set got worse: the drops that explain it are the answers whose own one-sided p is
+    # below 0.05 (uncorrected: named as the likeliest contributors; the evidence is the
+    # set-wide test), and at least the answer that dropped with the smallest p
+    answer_drops = [t for t, _ in dropped if t.what == ANSWER]
+    with_set = {id(t) for t in answer_drops if t.p < ALPHA} if set_worse else set()
+    if set_worse and answer_drops and not with_set:
+        with_set.add(id(min(answer_drops, key=lambda t: t.p)))
+    answers = {t.case_id: (t.before, t.now) for t in tests if t.what == ANSWER}
+    by_case: dict[str, dict[str, list[Test]]] = {}
+    for t, significant in dropped:
+        if significant:
+            kind = "WORSE"
+        elif id(t) in with_set:
+            kind = "WORSE, with the set"
+        else:
+            kind = "noise"
+        by_case.setdefault(t.case_id, {}).setdefault(kind, []).append(t)
+    for t, significant in risen:
+        kind = "fixed" if significant else "noise"
+        by_case.setdefault(t.case_id, {}).setdefault(kind, []).append(t)
+    out = []
+    for case_id, kinds in by_case.items():
+        for kind, found in kinds.items():
+            # a check whose counts are its answer's says the same: its test counts (in the
+            # family), its text would only repeat the answer's
+            same = [t.what == ANSWER for t in found]
+            shown = [
+                t
+                for t in found
+                if t.what == ANSWER or not any(same) or (t.before, t.now) != answers[case_id]
+            ]
+            text = ", ".join(_describe(t) for t in shown)
+            if kind == "noise":
+                out.append((case_id, "noise", f"{text}: within noise"))
+                continue
+            if kind == "WORSE, with the set":
+                text += ": within noise alone, but the golden set as a whole got worse"
+            if kind != "fixed" and problems.get(case_id):
+                text += f"; {problems[case_id]}"
+            out.append((case_id, "fixed" if kind == "fixed" else "WORSE", text))
+    return out, whole, family, len(tests)
