@@ -246,3 +246,24 @@ def test_quantile_interval_by_user_uses_the_effective_n():
     assert inference.quantile_ranks(50, 0.5) == (18, 33)
     assert inference.quantile_ci(values, 0.5, 2.0) == (36.0, 66.0)
     assert inference.quantile_ci(values, 0.5) == (40.0, 61.0)  # deff 1: unchanged
+
+
+def test_the_median_bootstrap_resamples_users():
+    """Each of 60 latencies logged 10 times by its own user: resampling users gives
+    about the interval of the 60 values; resampling the 600 conversations one by one
+    would give one about √10 times narrower."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    a, b = list(rng.lognormal(7, 0.5, 60)), list(rng.lognormal(7, 0.5, 60))
+    a10, b10 = [x for x in a for _ in range(10)], [x for x in b for _ in range(10)]
+    users = [i for i in range(60) for _ in range(10)]
+
+    def width(found):
+        return found.high - found.low
+
+    base = width(inference.bootstrap_quantile_difference(a, b))
+    by_user = width(inference.bootstrap_quantile_difference(a10, b10, 0.5, 2000, 1, users, users))
+    naive = width(inference.bootstrap_quantile_difference(a10, b10))
+    assert 0.7 * base < by_user < 1.3 * base
+    assert naive < 0.5 * base

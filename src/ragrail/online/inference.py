@@ -381,31 +381,39 @@ def bootstrap_quantile_difference(
     rng = np.random.default_rng(seed)
     diffs = np.empty(resamples)
     rows = max(1, (1 << 18) // max(len(xa), len(xb)))
+    arm_a, arm_b = _Arm(xa, clusters_a), _Arm(xb, clusters_b)
     for start in range(0, resamples, rows):
         stop = min(resamples, start + rows)
-        qa = _resampled_quantiles(rng, xa, clusters_a, q, stop - start)
-        qb = _resampled_quantiles(rng, xb, clusters_b, q, stop - start)
-        diffs[start:stop] = qb - qa
+        qa = arm_a.quantiles(rng, q, stop - start)  # A drawn first, as it always was
+        diffs[start:stop] = arm_b.quantiles(rng, q, stop - start) - qa
     low, high = np.percentile(diffs, [2.5, 97.5])
     return Interval(float(low), float(high))
 
 
-def _resampled_quantiles(
-    rng: np.random.Generator,
-    x: np.ndarray,
-    clusters: Sequence[int] | None,
-    q: float,
-    rows: int,
-) -> np.ndarray:
-    """``rows`` bootstrap q-quantiles of x: values resampled, or users (weights)."""
-    import numpy as np
+class _Arm:
+    """One arm of the bootstrap: its values, or by user its values sorted with each
+    one's user (numbered 0..Q-1), prepared once for every block of resamples."""
 
-    if clusters is None:
-        return np.quantile(x[rng.integers(0, len(x), size=(rows, len(x)))], q, axis=1)
-    order = np.argsort(x, kind="stable")
-    _, inverse = np.unique(np.asarray(clusters)[order], return_inverse=True)
-    users = int(inverse.max()) + 1
-    weights = rng.multinomial(users, np.full(users, 1.0 / users), size=rows)[:, inverse]
-    cumulative = np.cumsum(weights, axis=1)
-    reached = cumulative >= q * cumulative[:, -1:]
-    return x[order][np.argmax(reached, axis=1)]
+    def __init__(self, x: np.ndarray, clusters: Sequence[int] | None) -> None:
+        import numpy as np
+
+        self.x = x
+        self.users = 0
+        if clusters is not None:
+            order = np.argsort(x, kind="stable")
+            self.x = x[order]
+            _, self.inverse = np.unique(np.asarray(clusters)[order], return_inverse=True)
+            self.users = int(self.inverse.max()) + 1
+
+    def quantiles(self, rng: np.random.Generator, q: float, rows: int) -> np.ndarray:
+        """``rows`` bootstrap q-quantiles: the values resampled, or the users (each
+        user's draw count weighting its values)."""
+        import numpy as np
+
+        x = self.x
+        if not self.users:
+            return np.quantile(x[rng.integers(0, len(x), size=(rows, len(x)))], q, axis=1)
+        drawn = rng.multinomial(self.users, np.full(self.users, 1.0 / self.users), size=rows)
+        cumulative = np.cumsum(drawn[:, self.inverse], axis=1)
+        reached = cumulative >= q * cumulative[:, -1:]
+        return x[np.argmax(reached, axis=1)]
