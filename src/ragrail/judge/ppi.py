@@ -64,12 +64,14 @@ dependence is negligible when n ≪ N).
   variance can be estimated: low, high and human_only are None.
 - the judge gives the same value everywhere (σ²_f = 0): λ̂ = 0 and the estimate is the
   human-only mean (with λ = 1 it is the same number: the constant cancels).
-- the estimated variance is 0 with n >= 2 (every rectifier equal and the judge constant
-  on the run, or λ = 0 and every label equal): a zero-width interval would claim
-  certainty from a finite sample. No variation seen in n values bounds the share that
-  would differ by Wilson's upper bound w(0, n) = z²/(n + z²) (``ragrail.stats.wilson``),
-  so the half-width is w(0, n) + λ·w(0, N). With λ = 0 and all labels 1 (or 0) that is
-  exactly Wilson's interval of the labels.
+- a term of the variance is 0 with n >= 2 (every rectifier equal, or the judge constant
+  on the run): a zero-width term would claim certainty from a finite sample (and a
+  Wald interval of 20 labels that all agree undercovers badly). No variation seen in m
+  values bounds the share that would differ by Wilson's upper bound
+  w = w(0, m) = z²/(m + z²) (``ragrail.stats.wilson``), so the term's σ² is taken as
+  w·(1 - w), the variance of a 0/1 value at that share (``floored``). ``se`` stays the
+  plain estimate. With λ = 0 and all labels 1 (or 0) the interval is then exactly
+  Wilson's interval of the labels: z·√(w(1 - w)/n) = w.
 - the labels alone (``human_only``): Wilson's interval when every label is 0 or 1 (a
   proportion: it stays in [0, 1] and is not degenerate at 0 or n passes), else the
   normal interval of their mean, intersected with [0, 1].
@@ -82,7 +84,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ragrail.stats import wilson
@@ -178,12 +180,23 @@ def _human_interval(human: np.ndarray, z: float) -> tuple[float, float] | None:
     return found
 
 
-def _no_variation_half(n: int, big_n: int, lam: float, z: float) -> float:
-    """The half-width when neither sample varied (Var = 0): each term bounded by Wilson's
-    upper bound on a rate of 0 of its size, w(0, n) + λ·w(0, N) (see the docstring)."""
-    w_n, w_big = wilson(0.0, n, z), wilson(0.0, big_n, z)
-    assert w_n is not None and w_big is not None  # n, N >= 1
-    return w_n.high + lam * w_big.high
+def floored(var: float, size: int, z: float) -> float:
+    """A sample variance for an interval: σ² itself, or w·(1 - w) when the ``size``
+    values did not vary, w = z²/(size + z²) Wilson's upper bound on a share of 0 of
+    ``size`` (see the module docstring)."""
+    if var > 0.0:
+        return var
+    w = z * z / (size + z * z)
+    return w * (1.0 - w)
+
+
+def interval_var(est: PPIEstimate, z: float) -> float:
+    """The variance an interval of ``est`` uses: Var with each term floored."""
+    assert est.var_rectifier is not None  # n >= 2
+    judged = est.lam**2 * floored(est.var_judge, est.n_unlabelled, z) if est.lam else 0.0
+    return judged / est.n_unlabelled + floored(est.var_rectifier, est.n_labelled, z) / (
+        est.n_labelled
+    )
 
 
 def tuned_lambda(
@@ -256,18 +269,14 @@ def ppi_mean(
     var_rect = _var(rect)
     human_only = _human_interval(y, z)
     se = math.sqrt(lam * lam * var_judge / big_n + var_rect / n)
-    half = z * se if se > 0.0 else _no_variation_half(n, big_n, lam, z)
-    found = _clip01(theta - half, theta + half)
-    low, high = found if found is not None else (None, None)
-    return PPIEstimate(
-        low=low,
-        high=high,
-        human_only=human_only,
-        se=se,
-        var_rectifier=var_rect,
-        fits=found is not None,
-        **common,
+    est = PPIEstimate(
+        low=None, high=None, human_only=human_only, se=se, var_rectifier=var_rect, **common
     )
+    half = z * math.sqrt(interval_var(est, z))
+    found = _clip01(theta - half, theta + half)
+    if found is None:
+        return replace(est, fits=False)
+    return replace(est, low=found[0], high=found[1])
 
 
 def judge_bias(

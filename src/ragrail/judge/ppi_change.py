@@ -32,11 +32,12 @@ independent of each other:
   independent, Var = Var_A + Var_B (conservative when the runs share questions).
 
 CI = D ± z·√Var intersected with [-1, 1]; none when n < 2 in either run, or when the
-intersection is empty. A variance of 0 (no question changed its verdict, the labels
-cancel) would be a zero-width interval from a finite sample: the half-width is then
-max(λ)·w(0, N) + c·w(0, n), w(0, m) = Wilson's upper bound on a rate of 0 of m (the
-share of questions, or labels, that might differ unseen), c = |λ_A - λ_B| with shared
-labels and 1 otherwise (an unpaired side with Var 0 uses its own such bound).
+intersection is empty. A term whose sample variance is 0 (no question changed its
+verdict; labels that all agree) would claim certainty from a finite sample: it is
+floored as in ``ragrail.judge.ppi.floored``, σ² := k²·w(1 - w) with w = z²/(m + z²)
+Wilson's bound on a share of m values that might differ unseen, k = max(λ_A, λ_B) for
+the judged term and |λ_A - λ_B| (shared labels) or 1 for the labels' term; a term with
+k = 0 is exactly 0 and stays so (the labels cancel).
 """
 
 from __future__ import annotations
@@ -45,8 +46,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragrail.judge.ppi import PPIEstimate, _array, _no_variation_half, _var, _z, ppi_mean
-from ragrail.stats import wilson
+from ragrail.judge.ppi import PPIEstimate, _array, _var, _z, floored, interval_var, ppi_mean
 
 
 @dataclass(frozen=True)
@@ -60,14 +60,6 @@ class PPIDifference:
     paired: bool
     a: PPIEstimate
     b: PPIEstimate
-
-
-def _half(est: PPIEstimate, z: float) -> float:
-    """One estimate's half-width, the no-variation bound when its variance is 0."""
-    assert est.se is not None
-    if est.se > 0.0:
-        return z * est.se
-    return _no_variation_half(est.n_labelled, est.n_unlabelled, est.lam, z)
 
 
 def ppi_difference(
@@ -103,17 +95,15 @@ def ppi_difference(
         fla, flb = _array(a_judge_labelled, "a"), _array(b_judge_labelled, "b")
         ya, yb = _array(a_human_labelled, "a"), _array(b_human_labelled, "b")
         ra, rb = ya - a.lam * fla, yb - b.lam * flb
-        var = _var(a.lam * fa - b.lam * fb) / fa.size + _var(ra - rb) / ra.size
-        if var > 0.0:
-            half = z * math.sqrt(var)
-        else:
-            shared = bool((fla == flb).all() and (ya == yb).all())
-            w_big, w_n = wilson(0.0, fa.size, z), wilson(0.0, ra.size, z)
-            assert w_big is not None and w_n is not None
-            c = abs(a.lam - b.lam) if shared else 1.0
-            half = max(a.lam, b.lam) * w_big.high + c * w_n.high
+        # a term that did not vary is floored (ragrail.judge.ppi.floored) unless it is
+        # identically 0: no judge weight, or shared labels with the same λ
+        shared = bool((fla == flb).all() and (ya == yb).all())
+        c = abs(a.lam - b.lam) if shared else 1.0
+        judged = _var(a.lam * fa - b.lam * fb) or max(a.lam, b.lam) ** 2 * floored(0.0, fa.size, z)
+        labels = _var(ra - rb) or c * c * floored(0.0, ra.size, z)
+        half = z * math.sqrt(judged / fa.size + labels / ra.size)
     else:
-        half = math.hypot(_half(a, z), _half(b, z))
+        half = z * math.sqrt(interval_var(a, z) + interval_var(b, z))
     low, high = max(-1.0, estimate - half), min(1.0, estimate + half)
     if low > high:
         return PPIDifference(estimate, None, None, paired, a, b)
