@@ -72,7 +72,12 @@ from typing import TYPE_CHECKING
 from ragrail.stats import Interval, wilson
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     import numpy as np
+
+    # each value's cluster (its user's number); None: every value its own
+    Clusters: TypeAlias = Sequence[int] | np.ndarray | None
 
 ALPHA = 0.05
 POWER = 0.8
@@ -109,9 +114,7 @@ def normal_quantile(p: float) -> float:
     return NormalDist().inv_cdf(p)
 
 
-def _by_cluster(
-    values: np.ndarray, clusters: Sequence[int] | None
-) -> tuple[np.ndarray, np.ndarray]:
+def _by_cluster(values: np.ndarray, clusters: Clusters) -> tuple[np.ndarray, np.ndarray]:
     """Each cluster's sum and count; every value its own cluster when ``clusters`` is None."""
     import numpy as np
 
@@ -121,7 +124,7 @@ def _by_cluster(
     return np.bincount(inverse, weights=values), np.bincount(inverse).astype(float)
 
 
-def spread(values: Sequence[float], clusters: Sequence[int] | None = None) -> Spread | None:
+def spread(values: Sequence[float] | np.ndarray, clusters: Clusters = None) -> Spread | None:
     """The variance of the mean of ``values`` (module docstring: V_ind, or by user
     max(V_user, V_ind) with the design effect); None for fewer than two values."""
     import numpy as np
@@ -143,7 +146,7 @@ def spread(values: Sequence[float], clusters: Sequence[int] | None = None) -> Sp
     return Spread(v_ind * deff, q - 1, deff)
 
 
-def design_effect(outcomes: Sequence[float], clusters: Sequence[int] | None) -> float:
+def design_effect(outcomes: Sequence[float] | np.ndarray, clusters: Clusters) -> float:
     """Kish's design effect of a mean by user (module docstring); 1 without users or
     with fewer than two values."""
     found = spread(outcomes, clusters) if clusters is not None else None

@@ -171,7 +171,10 @@ class Tally:
         return inference.design_effect(self.outcomes[name], self.clusters(self.outcome_users[name]))
 
     def figures(self) -> dict[str, Figure]:
-        out = {name: rate_figure(*self.counts[name], self.rate_deff(name)) for name in RATES}
+        out = {
+            name: rate_figure(self.counts[name][0], self.counts[name][1], self.rate_deff(name))
+            for name in RATES
+        }
         out["cost"] = mean_figure(self.costs, self.clusters(self.cost_users))
         ordered = sorted(self.latencies)
         for name, q in (("latency_p50", 0.5), ("latency_p95", 0.95)):
