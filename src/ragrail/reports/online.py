@@ -161,9 +161,9 @@ def ab_text(result: ABResult) -> str:
         lines.append(f"  {'':<14}{_difference_line(row)}")
         lines.append(f"  {'':<14}{_power_line(row)}")
     lines.append(
-        "  (rates: Newcombe's interval; cost: Welch's interval and t-test of the means; "
-        "latency: bootstrap interval and Mood's median test of the medians; Holm-adjusted "
-        "over the signals compared; power: alpha 0.05, power 0.8)"
+        "  (rates: Newcombe's interval; cost: Welch's interval and t-test of the means;\n"
+        "   latency: bootstrap interval and Mood's median test of the medians;\n"
+        "   Holm-adjusted over the signals compared; power: alpha 0.05, power 0.8)"
     )
     return "\n".join(lines)
 
