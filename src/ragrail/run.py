@@ -336,6 +336,7 @@ def evaluate_system(
     contexts' sources read as the documents they name first (:func:`with_document_names`).
     ``repeats``: ask it each question that many times (:func:`ask_repeatedly`)."""
     from ragrail.system.adapters.records import named_sources
+    from ragrail.system.adapters.repeats import ask_repeatedly
     from ragrail.text.names import DocumentNames
 
     cases = golden.cases
@@ -348,40 +349,6 @@ def evaluate_system(
     traces = named_sources(traces, names)
     warn_unknown_sources(traces, names, compared)
     return score_run(config, cases, traces, options)
-
-
-def ask_repeatedly(system: Any, cases: Sequence[Case], repeats: int) -> list[Trace]:
-    """Each question asked ``repeats`` times, all in one ``traces`` call (so an HTTP
-    service or an async function answers them concurrently): the first answer is the
-    trace, its retrieval is the one scored; the others are its ``samples``, each answer
-    checked against the first call's contexts with its own citations and hand-off flag.
-    A system whose retrieval varies from call to call is scored on its first call's."""
-    from ragrail.records.trace import Sample
-
-    if repeats <= 1:
-        return list(system.traces(list(cases)))
-    n = len(cases)
-    every = list(system.traces([c for _ in range(repeats) for c in cases]))
-    if len(every) != n * repeats:
-        from ragrail.errors import InputError
-
-        raise InputError(
-            f"the system returned {len(every)} traces for {n * repeats} questions asked"
-        )
-    traces = every[:n]
-    for i, trace in enumerate(traces):
-        trace.samples = [
-            Sample(
-                answer=t.answer,
-                error=t.error,
-                latency_ms=t.latency_ms,
-                usage=t.usage,
-                cited=t.cited,
-                escalated=t.escalated,
-            )
-            for t in every[n + i :: n]
-        ]
-    return traces
 
 
 def with_document_names(

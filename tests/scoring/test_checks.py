@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,8 @@ def test_python_check(tmp_path, monkeypatch):
         "def polite(answer, case):\n    return [] if 'please' in answer.lower() else ['not polite']\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
+    # another test's project (run in this process) may have left its own mychecks imported
+    monkeypatch.delitem(sys.modules, "mychecks", raising=False)
     assert check("Please wait", type="python", function="mychecks:polite") == []
     assert check("Wait", type="python", function="mychecks:polite") == ["python: not polite"]
     with pytest.raises(InputError, match="cannot import"):

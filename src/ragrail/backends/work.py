@@ -122,8 +122,8 @@ def system_piece(job: SystemJob, cases: Sequence[Case], traces: Sequence[Trace] 
     from ragrail.text.names import DocumentNames
 
     if traces is None:
-        from ragrail.run import ask_repeatedly
         from ragrail.system.adapters import make_system
+        from ragrail.system.adapters.repeats import ask_repeatedly
 
         system = make_system(job.config, job.root, job.system)
         traces = ask_repeatedly(system, cases, job.repeats)

@@ -29,12 +29,13 @@ from ragrail.diff.lines import (
     Change,
     Kind,
     by_id,
+    config_changes,
     fisher_one_sided,
     p_text,
     pct,
     rounded_score,
 )
-from ragrail.diff.noise import SetTest, Test, noise_changes
+from ragrail.diff.noise import SetTest, Test, noise_changes, varies
 from ragrail.gcpause import paused_gc
 from ragrail.records.results import CaseResult, RunResult
 from ragrail.stats import McNemar, mcnemar_exact
@@ -220,28 +221,6 @@ def first_error(case: CaseResult) -> str:
     return next((s.error for s in case.trace.all_samples() if s.error), "")
 
 
-def config_changes(before: BaselineRun, after: RunResult) -> list[str]:
-    """Human-readable list of settings that differ, e.g. ``top_k 3 -> 1``: the run's, each
-    setting a user's system reported (``-`` where one run has none), and whether answers
-    had to cite."""
-    a, b = before.config, after.config
-    out = []
-    for name in ("chunking", "top_k", "min_score", "retriever", "answerer", "model"):
-        old, new = getattr(a, name), getattr(b, name)
-        if old != new:
-            out.append(f"{name} {old} -> {new}")
-    for name in sorted(a.settings.keys() | b.settings.keys()):
-        old, new = a.settings.get(name, "-"), b.settings.get(name, "-")
-        line = f"{name} {old} -> {new}"
-        if old != new and line not in out:  # its own top_k may be the run's
-            out.append(line)
-    need = {True: "required", False: "not required"}
-    old_need, new_need = a.citations == "required", b.citations == "required"
-    if old_need != new_need:
-        out.append(f"citations {need[old_need]} -> {need[new_need]}")
-    return out
-
-
 def _retrieval_change(old: BaselineCaseLike, new: CaseResult, errored: bool) -> Change | None:
     """WORSE when the recall dropped (as a baseline keeps it, to six digits), fixed when it
     rose; ``errored``: whether ``new`` errored."""
@@ -265,13 +244,17 @@ def _retrieval_change(old: BaselineCaseLike, new: CaseResult, errored: bool) -> 
 
 
 def _answer_change(old: BaselineCaseLike, new: CaseResult) -> Change | None:
-    """A question answered once in both runs: pass -> fail is WORSE, fail -> pass is
-    fixed. (Repeated answers are decided together: ``ragrail.diff.noise``.)"""
+    """Answers that never varied (``ragrail.diff.noise.varies``): pass -> fail is WORSE,
+    fail -> pass is fixed. (Answers that vary are decided together: ``ragrail.diff.noise``.)"""
     if not old.answer_runs or not new.answer_runs or old.answer_pass == new.answer_pass:
         return None
+    what = "answer now"
+    if old.answer_runs > 1 or new.answer_runs > 1:
+        a, n, b, m = old.answer_passes, old.answer_runs, new.answer_passes, new.answer_runs
+        what = f"answer pass rate {a}/{n} -> {b}/{m}: answer now"
     if new.answer_pass:
-        return Change(new.id, "fixed", "answer", "answer now passes")
-    return Change(new.id, "WORSE", "answer", f"answer now fails, {'; '.join(new.problems)}")
+        return Change(new.id, "fixed", "answer", f"{what} passes")
+    return Change(new.id, "WORSE", "answer", f"{what} fails, {'; '.join(new.problems)}")
 
 
 def _error_change(old: BaselineCaseLike, new: CaseResult, answers_compared: bool) -> Change | None:
@@ -338,10 +321,7 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
         "WORSE": [],
         "ERROR": [],
     }
-    repeated = diff.repeated = same_answerer and (
-        any(c.answer_runs > 1 for c in run.cases)
-        or any(c.answer_runs > 1 for c in diff.baseline.cases)
-    )
+    repeated = diff.repeated = same_answerer and (varies(run.cases) or varies(diff.baseline.cases))
     tests: list[Test] = []  # repeated: every question's tests, decided together below
     pairs: list[tuple[int, int, int, int]] = []
     problems: dict[str, str] = {}
@@ -391,7 +371,7 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
             if (answer is None or answer.kind != "WORSE") and (
                 judged or (old.checks is not None and old.checks != new.checks)
             ):
-                answer = _add(lines, check_changes(old, new))
+                answer = _add(lines, check_changes(old, new, old.answer_runs, new.answer_runs))
             dropped = add_graded(graded, old, new)
             worse_here = swapped is not None or (
                 retrieval is not None and retrieval.kind == "WORSE"

@@ -34,9 +34,10 @@ def _found(case: BaselineCaseLike) -> list[str] | None:
     return case.found
 
 
-def _lost(old_passes: int, new_passes: int) -> bool:
-    """Whether a check that held in the baseline's one answer fails in this run's."""
-    return old_passes == 1 and new_passes == 0
+def _lost(old_passes: int, old_runs: int, new_passes: int) -> bool:
+    """Whether a check that held in every answer of the baseline holds in none now (answers
+    that never varied: each question's are all alike, ``ragrail.diff.noise.varies``)."""
+    return old_passes == old_runs and new_passes == 0
 
 
 def question_tests(old: BaselineCaseLike, new: CaseResult) -> list[Test]:
@@ -84,10 +85,14 @@ def _check_phrase(name: str) -> str:
     return text
 
 
-def check_changes(old: BaselineCaseLike, new: CaseResult) -> Change | None:
+def check_changes(
+    old: BaselineCaseLike, new: CaseResult, old_runs: int = 1, new_runs: int = 1
+) -> Change | None:
     """WORSE when a check the question held in the baseline fails now (see
     :func:`_lost`), one line naming every lost check; None when none was lost or the
     baseline does not keep its checks. Judge criteria count once per question."""
+    from ragrail.records.results import JUDGE
+
     before = _held(old)
     after = new.held_checks() if new.judge is not None else new.checks
     if not before or before == after:
@@ -97,7 +102,8 @@ def check_changes(old: BaselineCaseLike, new: CaseResult) -> Change | None:
         was = before.get(name)
         if was is None:
             continue
-        if _lost(was, passes):
+        one = name.startswith(JUDGE)  # a judge criterion judges one answer
+        if passes == 0 < was and _lost(was, 1 if one else old_runs, passes):
             lost.append(_check_phrase(name))
     if not lost:
         return None

@@ -80,3 +80,25 @@ def by_id(run: BaselineRun) -> dict[str, BaselineCaseLike]:
     for c in run.cases:
         out.setdefault(c.id, c)
     return out
+
+
+def config_changes(before: BaselineRun, after: RunResult) -> list[str]:
+    """Human-readable list of settings that differ, e.g. ``top_k 3 -> 1``: the run's, each
+    setting a user's system reported (``-`` where one run has none), and whether answers
+    had to cite."""
+    a, b = before.config, after.config
+    out = []
+    for name in ("chunking", "top_k", "min_score", "retriever", "answerer", "model"):
+        old, new = getattr(a, name), getattr(b, name)
+        if old != new:
+            out.append(f"{name} {old} -> {new}")
+    for name in sorted(a.settings.keys() | b.settings.keys()):
+        old, new = a.settings.get(name, "-"), b.settings.get(name, "-")
+        line = f"{name} {old} -> {new}"
+        if old != new and line not in out:  # its own top_k may be the run's
+            out.append(line)
+    need = {True: "required", False: "not required"}
+    old_need, new_need = a.citations == "required", b.citations == "required"
+    if old_need != new_need:
+        out.append(f"citations {need[old_need]} -> {need[new_need]}")
+    return out

@@ -30,15 +30,20 @@ A question is WORSE when its own test is significant, or when the golden set as 
 significantly worse and its answers' drop is one that explains it: its own one-sided p below
 0.05 (uncorrected; at least the drop with the smallest p is named, so a significant set
 always has a WORSE line). Every other drop or rise is listed as a ``noise`` line, with its tests.
-Deterministic systems, answered once on both sides, never come here: any pass -> fail is
+Answers that never varied (:func:`varies`: every question's answers alike in both runs, however
+many times asked) are a deterministic system's and never come here: any pass -> fail is
 WORSE (``ragrail.diff``).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragrail.diff.lines import BaselineCaseLike
 
 # the gate's false-alarm rate, split evenly between the set-wide test and the questions'
 ALPHA = 0.05
@@ -202,6 +207,26 @@ def set_test(pairs: Sequence[tuple[int, int, int, int]]) -> SetTest | None:
         low += lo
     p = float(law[max(0, observed - low) :].sum())
     return SetTest(before, now, len(pairs), min(1.0, p))
+
+
+def varies(cases: Iterable[BaselineCaseLike]) -> bool:
+    """Whether some question's repeated answers disagreed: its verdict, or one of its
+    checks, held in some answers and not in others. Answers that never varied, however many
+    times asked, are a deterministic system's: any pass -> fail is WORSE (``ragrail.diff``);
+    only answers seen to vary make the gate noise-aware."""
+    for c in cases:
+        runs = c.answer_runs
+        if runs > 1 and (0 < c.answer_passes < runs or _mixed(c.checks, runs)):
+            return True
+    return False
+
+
+def _mixed(checks: dict[str, int] | None, runs: int) -> bool:
+    from ragrail.records.results import JUDGE
+
+    return any(
+        0 < held < runs for name, held in (checks or {}).items() if not name.startswith(JUDGE)
+    )
 
 
 ANSWER = ""  # Test.what of a question's answer verdict; a check's name otherwise

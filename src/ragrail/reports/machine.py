@@ -8,8 +8,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragrail.diff.noise import SET_ALPHA, SET_TEST_NAME
-
 if TYPE_CHECKING:
     from ragrail.diff import Diff
     from ragrail.golden import LintProblem
@@ -52,6 +50,8 @@ def history_json(rows: list[RunRow], path: Path) -> dict[str, Any]:
 def diff_json(diff: Diff, verdict: int) -> dict[str, Any]:
     """``ragrail diff --json`` (and the diff part of ``run --json -``): every change,
     the questions that errored, and the verdict as the exit code says it."""
+    from ragrail.diff.noise import SET_ALPHA, SET_TEST_NAME
+
     flips = diff.answer_flips
     return {
         "exit_code": verdict,
