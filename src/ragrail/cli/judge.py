@@ -113,8 +113,9 @@ def judge_validate(
     corrected total. A run may gate on a judge criterion only after a validation
     of that judge (model, prompt and rubric) with kappa of at least [judge]
     min_kappa (0.6). Once stored, later `ragrail run --judge` runs report each
-    judged total corrected by these labels (PPI++), with its interval and label
-    count, beside the judge's raw figure.
+    judged total corrected by these labels (classic PPI on a run other than the
+    labelled one, PPI++ on the labelled run), with its interval and label count,
+    beside the judge's raw figure.
 
     Labels are on the criterion's scale: pass/fail for a pass/fail criterion and
     for faithfulness, a score 1-5 for a 1-5 criterion.
