@@ -193,6 +193,7 @@ class RagrailFile(pytest.File):
             )
         try:
             evaluation = app.evaluate(self.project, Overrides(no_history=True), golden=golden)
+            app.mark_flaky(self.project, evaluation.result)  # read from the history
             diff = finish(self.project, evaluation, Ending()).diff  # compared, not recorded
         except RagrailError as exc:
             return Outcome(error=f"ragrail: {visible(str(exc))}")
@@ -272,7 +273,8 @@ class RagrailCase(pytest.Item):
             if known is not None:
                 from ragrail.text.guard import visible
 
-                pytest.xfail(visible(known))
+                flaky = case.flaky_text()
+                pytest.xfail(visible(f"{known} [{flaky}]" if flaky else known))
             raise failure
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -351,6 +353,9 @@ def case_failure(case: CaseResult, changes: list[Change]) -> CaseFailed | None:
     headline = reasons[0] if reasons else cause
     if reasons and failed_now and not case.errored:
         headline += f" ({cause})"
+    flaky = case.flaky_text()
+    if flaky is not None and flaky not in headline:
+        headline += f" [{flaky}]"
     lines = reasons[1:]
     if case.cause_detail:
         lines.append(visible(f"  {case.cause_detail}"))

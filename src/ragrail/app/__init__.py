@@ -329,12 +329,24 @@ def compare_with_baseline(
     return compare(result, baseline)
 
 
+def mark_flaky(project: Project, result: RunResult, path: Path | None = None) -> int:
+    """Mark the questions whose verdict changed between the recorded runs of this
+    configuration (``ragrail.store.flaky``) without recording this run; how many."""
+    from ragrail.store.flaky import mark_flaky as mark
+
+    path = path or project.state_dir / "history.sqlite"
+    return mark(result, path, None if is_bundled(project) else project.root)
+
+
 def record(project: Project, result: RunResult, path: Path | None = None) -> int | None:
     """Record the run in the project's history; its id, or None after one warning when the
-    history cannot take it. Never raises for the history's sake: a run is never lost to it."""
+    history cannot take it. Never raises for the history's sake: a run is never lost to it.
+    First, the questions whose verdict changed between recorded runs of this configuration
+    are marked flaky (``ragrail.store.flaky``)."""
     from ragrail.store.history import record_run
 
     path = path or project.state_dir / "history.sqlite"
+    mark_flaky(project, result, path)  # before it is recorded: this run is one of them
     return record_run(path, result, None if is_bundled(project) else project.root)
 
 

@@ -11,7 +11,7 @@ since a stand-in's answers say nothing about a real model's and vice versa.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ragrail.diff.checks import (
@@ -304,11 +304,25 @@ def compare(run: RunResult, baseline: BaselineRun) -> Diff:
     )
     with paused_gc():  # a diff's many small objects hold no cycles: see ragrail.gcpause
         _diff_cases(diff, base=by_id(baseline))
+    _name_flaky(diff)
     if run.judge_corrected and getattr(baseline, "judge_corrected", None):
         from ragrail.judge.correct import compare_corrected
 
         diff.judge_changes, diff.judge_notes = compare_corrected(baseline, run)
     return diff
+
+
+def _name_flaky(diff: Diff) -> None:
+    """A WORSE line of a question flaky across recorded runs says so (``CaseResult.
+    recorded``): it is still a regression, and the README says how to steady it."""
+    flaky = {c.id: c.flaky_text() for c in diff.run.cases if c.recorded is not None}
+    if flaky:
+        diff.changes = [
+            replace(c, detail=f"{c.detail} [{flaky[c.case_id]}]")
+            if c.kind == "WORSE" and c.case_id in flaky
+            else c
+            for c in diff.changes
+        ]
 
 
 def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:

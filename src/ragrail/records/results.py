@@ -94,6 +94,10 @@ class CaseResult(_Model):
     cause: str | None = None
     cause_detail: str | None = None
     judge: JudgeResult | None = None
+    # [runs whose verdict passed, runs] over the recorded runs of this configuration and
+    # system, this one included; kept only when the verdict changed between them
+    # (ragrail.store.history.recorded_verdicts): the question is flaky
+    recorded: list[Count] | None = Field(default=None, exclude_if=lambda r: r is None)
     trace: Trace
 
     @model_validator(mode="after")
@@ -117,8 +121,19 @@ class CaseResult(_Model):
 
     @property
     def flaky(self) -> bool:
-        """Some repeats pass and some fail."""
-        return 0 < self.answer_passes < self.answer_runs
+        """Some repeats pass and some fail, or its verdict changed between recorded runs of
+        an unchanged configuration and system."""
+        return 0 < self.answer_passes < self.answer_runs or self.recorded is not None
+
+    def flaky_text(self) -> str | None:
+        """``flaky: passed in 3 of 5 recorded runs of this configuration`` (or ``flaky: 2
+        of 5 answers passed``); None when the question is not flaky."""
+        if self.recorded is not None:
+            passed, runs = self.recorded
+            return f"flaky: passed in {passed} of {runs} recorded runs of this configuration"
+        if 0 < self.answer_passes < self.answer_runs:
+            return f"flaky: {self.answer_passes} of {self.answer_runs} answers passed"
+        return None
 
     def held_checks(self) -> dict[str, int]:
         """:attr:`checks`, and each judge criterion with a verdict as ``judge: <name>``:

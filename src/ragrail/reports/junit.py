@@ -84,6 +84,8 @@ def junit_xml(
         if case.id in known and not in_error:
             skipped += 1
             reason = f"{known[case.id]}: {'; '.join(problems)}"
+            if case.flaky:
+                reason += f"; {case.flaky_text()}"
             ET.SubElement(tc, "skipped", message=visible(reason))
         elif accepted and case.id in worse and not in_error:
             skipped += 1
@@ -96,6 +98,8 @@ def junit_xml(
             reasons = (problems if fails(case) else []) + [
                 f"WORSE vs baseline: {w}" for w in worse.get(case.id, [])
             ]
+            if case.flaky and not any("flaky:" in r for r in reasons):
+                reasons.append(case.flaky_text() or "")
             detail = [f"question: {case.question}", f"retrieval recall: {case.retrieval_recall}"]
             if case.cause:
                 detail.append(

@@ -54,6 +54,9 @@ def answer_reason(case: CaseResult) -> str:
     if case.errored:
         return visible(first_error(case))
     reason = visible("; ".join(case.problems))
+    if case.recorded is not None:
+        note = case.flaky_text() or ""
+        return f"{note}; {reason}" if reason else note
     if case.flaky:
         rate = pct(case.answer_pass_rate)
         return f"flaky ({rate} pass); {reason}" if reason else f"flaky ({rate} pass)"
@@ -304,7 +307,9 @@ def totals_lines(run: RunResult) -> list[str]:
         if key in st and st[key].n:
             out.append(stat_line(label, st[key], False))
     if t.n_flaky:
-        out.append(f"  {'flaky':<18}{t.n_flaky:>5}  questions whose repeats disagree")
+        out.append(
+            f"  {'flaky':<18}{t.n_flaky:>5}  questions whose repeats or recorded runs disagree"
+        )
     if t.n_errors:
         out.append(
             f"  {'errors':<18}{t.n_errors:>5}  questions whose call failed: never a pass, "
