@@ -327,3 +327,23 @@ def test_a_systems_own_settings_and_the_citation_rule_are_config_changes():
         "citations required -> not required",
     ]
     assert config_changes(new, new.model_copy(deep=True)) == []
+
+
+def test_a_rate_gets_wilson_s_interval_whatever_the_metric_is_called():
+    from ragrail.records.trace import ArticleScores
+
+    cases = [case(f"q{i}", 1.0 if i < 10 else 0.0, True) for i in range(11)]
+    for c in cases:
+        hit = 1.0 if c.retrieval_hit else 0.0
+        c.articles = ArticleScores(success_at_k=hit, precision_at_k=hit / 2)
+    stats = compute_totals(cases).stats
+    # 10 of 11: Wilson's 95% interval, by hand: centre (10 + z^2/2) / (11 + z^2),
+    # half-width z sqrt(10 * 1 / 11 + z^2 / 4) / (11 + z^2), z = 1.959964: [0.623, 0.984]
+    for name in ("hit_rate", "recall", "article_success_at_k"):
+        s = stats[name]
+        assert (round(s.low, 3), round(s.high, 3)) == (0.623, 0.984), name
+    # a mean of halves (5 / 11) is no rate: the bootstrap's interval, not Wilson's of 5 of 11
+    from ragrail.stats import wilson
+
+    halves, rate = stats["article_precision_at_k"], wilson(5, 11)
+    assert rate is not None and (halves.low, halves.high) != (rate.low, rate.high)

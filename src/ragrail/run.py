@@ -3,7 +3,7 @@ saved run can be re-scored without calling the system again."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,6 @@ from ragrail.stats import Interval, clustered_rate, mean_intervals, wilson
 if TYPE_CHECKING:  # a run of a user's own system never builds the pipeline
     from ragrail.system.answerers.base import Answerer
     from ragrail.system.pipeline import Pipeline
-    from ragrail.text.names import DocumentNames
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -158,9 +157,15 @@ def _mean_stat(values: Sequence[float | None]) -> Stat:
 
 def _mean_stats(columns: Mapping[str, Sequence[float | None]]) -> dict[str, Stat]:
     """``_mean_stat`` of each column, the intervals computed together: columns of the
-    same length share one bootstrap draw (``stats.mean_intervals``)."""
+    same length share one bootstrap draw (``stats.mean_intervals``); a column of only 0s
+    and 1s gets Wilson's interval instead (it is a rate)."""
     defined = {name: [v for v in values if v is not None] for name, values in columns.items()}
     intervals = mean_intervals(list(defined.values()))
+    for i, vals in enumerate(defined.values()):
+        if vals and all(v in (0.0, 1.0) for v in vals):
+            # a column of 0s and 1s is a rate: Wilson's interval, as the hit rate's, so
+            # the same 10 of 11 gets the same interval whatever the metric is called
+            intervals[i] = wilson(sum(vals), len(vals))
     return {
         name: _stat(sum(vals) / len(vals) if vals else None, interval, len(vals))
         for (name, vals), interval in zip(defined.items(), intervals, strict=True)
@@ -335,7 +340,7 @@ def evaluate_system(
     """Score a user's own system (a callable, an HTTP endpoint or an outputs file): its
     contexts' sources read as the documents they name first (:func:`with_document_names`).
     ``repeats``: ask it each question that many times (:func:`ask_repeatedly`)."""
-    from ragrail.system.adapters.records import named_sources
+    from ragrail.system.adapters.records import named_sources, warn_unknown_sources
     from ragrail.system.adapters.repeats import ask_repeatedly
     from ragrail.text.names import DocumentNames
 
@@ -371,18 +376,6 @@ def with_document_names(
         names = sorted({s for c in cases for s in c.relevance})
         compared = f"the golden set's {len(names)} sources"
     return replace(options, documents=tuple(names)), compared
-
-
-def warn_unknown_sources(traces: Iterable[Trace], names: DocumentNames, compared: str) -> None:
-    """A warning when most contexts returned name no document (``adapters.records.
-    unknown_sources``): never a silent 0% hit rate."""
-    import warnings
-
-    from ragrail.system.adapters.records import unknown_sources
-
-    warning = unknown_sources(traces, names, compared)
-    if warning is not None:
-        warnings.warn(warning, stacklevel=3)
 
 
 def settle_citations(

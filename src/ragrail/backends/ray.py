@@ -306,10 +306,10 @@ def _system(ray: Any, p: Prepared, evaluation: Evaluation) -> None:
         compute_totals,
         settle_citations,
         system_config,
-        warn_unknown_sources,
         with_document_names,
     )
     from ragrail.system.adapters import make_system
+    from ragrail.system.adapters.records import warn_unknown_sources
     from ragrail.text.names import DocumentNames
 
     cases, s, root = p.golden.cases, p.settings, p.project.root

@@ -187,3 +187,13 @@ def invalid_field(exc: ValidationError) -> str:
     got = err.get("input")
     shown = f" (got {got!r})" if isinstance(got, float | int) and not isinstance(got, bool) else ""
     return f"{field!r}: {err['msg']}{shown}"
+
+
+def warn_unknown_sources(traces: Iterable[Trace], names: DocumentNames, compared: str) -> None:
+    """A warning when most contexts returned name no document (:func:`unknown_sources`):
+    never a silent 0% hit rate."""
+    import warnings
+
+    warning = unknown_sources(traces, names, compared)
+    if warning is not None:
+        warnings.warn(warning, stacklevel=3)
