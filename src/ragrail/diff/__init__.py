@@ -401,10 +401,11 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
     if repeated:
         decided, diff.set_test, diff.family, diff.n_tests = noise_changes(tests, pairs, problems)
         for case_id, kind, detail in decided:
-            lines[kind].append(Change(case_id, kind, "answer", detail))  # type: ignore[arg-type]
+            lines[kind].append(Change(case_id, kind, "answer", detail))
         order = {c.id: i for i, c in enumerate(run.cases)}
-        for kind in ("fixed", "noise", "WORSE"):  # in golden-set order, with retrieval lines
-            lines[kind].sort(key=lambda c: order.get(c.case_id, 0))  # type: ignore[index]
+        kinds: tuple[Kind, ...] = ("fixed", "noise", "WORSE")
+        for kind in kinds:  # in golden-set order, with the retrieval lines
+            lines[kind].sort(key=lambda c: order.get(c.case_id, 0))
     elif same_answerer:
         diff.answer_flips = mcnemar_exact(worse, better)
     if same_answerer:

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ragrail.diff.lines import BaselineCaseLike
+    from ragrail.diff.lines import BaselineCaseLike, Kind
 
 # the gate's false-alarm rate, split evenly between the set-wide test and the questions'
 ALPHA = 0.05
@@ -253,7 +253,7 @@ def family_text(family: int, tests: int) -> str:
 
 def noise_changes(
     tests: Sequence[Test], pairs: Sequence[tuple[int, int, int, int]], problems: dict[str, str]
-) -> tuple[list[tuple[str, str, str]], SetTest | None, int, int]:
+) -> tuple[list[tuple[str, Kind, str]], SetTest | None, int, int]:
     """The lines of a repeated run's per-question tests (module docstring): (case id,
     kind, detail) in the tests' order, kind WORSE, fixed or noise; the set-wide test; the
     size of the drop family, and the number of tests. ``problems``: why each question's first failing answer
@@ -287,7 +287,7 @@ def noise_changes(
     for t, significant in risen:
         kind = "fixed" if significant else "noise"
         by_case.setdefault(t.case_id, {}).setdefault(kind, []).append(t)
-    out = []
+    out: list[tuple[str, Kind, str]] = []
     for case_id, kinds in by_case.items():
         for kind, found in kinds.items():
             # a check whose counts are its answer's says the same: its test counts (in the
