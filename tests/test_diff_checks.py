@@ -252,3 +252,56 @@ def test_an_unchanged_run_moves_no_graded_mean_though_the_baseline_rounds():
     diff = compare(base, compact(base))
     was, now = diff.graded["correctness"]
     assert was == now  # both sides to six digits, as a baseline keeps them
+
+
+def test_with_varying_answers_a_judge_criterion_is_tested_over_the_questions():
+    # 12 questions, each judged once: "polite" held in all and is lost in 10 now, and one
+    # other question's answers vary (so the gate is noise-aware). One question alone
+    # (1 of 1 -> 0 of 1) could never be significant; over the questions it is the exact
+    # sign test: 10 lost, 0 gained, p = 2^-10, whose floor 2^-10 is below 0.025 (Tarone).
+    steady = {"behaviour": 3}
+    base = [case(f"q{i}", steady, runs=3, judge={"polite": True}) for i in range(12)]
+    new = [case(f"q{i}", steady, runs=3, judge={"polite": i >= 10}) for i in range(12)]
+    base.append(case("v", {"behaviour": 2}, runs=3))
+    new.append(case("v", {"behaviour": 1}, runs=3))
+    diff = compare(run(*new), run(*base))
+    assert diff.repeated
+    worse = [c for c in diff.changes if c.kind == "WORSE"]
+    assert [c.case_id for c in worse] == [f"q{i}" for i in range(10)]
+    assert worse[0].detail == (
+        "judge: polite no longer passes (sign test over the questions whose verdict changed: "
+        "10 lost it, 0 gained it, p=9.8e-4, Holm 9.8e-4)"
+    )
+    # two questions losing it (p = 1/4, floor 1/4): within noise
+    few = [case(f"q{i}", steady, runs=3, judge={"polite": i >= 2}) for i in range(12)]
+    few.append(case("v", {"behaviour": 1}, runs=3))
+    diff = compare(run(*few), run(*base))
+    assert not diff.regressed
+    assert [c.kind for c in diff.changes if c.case_id in ("q0", "q1")] == ["noise", "noise"]
+
+
+def test_the_questions_named_for_a_set_that_got_worse_are_those_that_explain_it():
+    from ragrail.diff.noise import Test, explaining, per_question
+
+    # three questions 5/5 -> 0/5 and three flaky ones that barely moved: removing the
+    # three full drops leaves a set that is no longer worse; the small drops are not named
+    pairs = {f"d{i}": (5, 5, 0, 5) for i in range(3)} | {f"f{i}": (3, 5, 2, 5) for i in range(3)}
+    tests = [Test(k, "", (a, n), (b, m)) for k, (a, n, b, m) in pairs.items()]
+    per_question(tests, "drop")
+    assert [t.case_id for t in explaining(tests, pairs)] == ["d0", "d1", "d2"]
+    # one full drop among ten: it alone is named (the likeliest first, at least one)
+    pairs = {"d": (5, 5, 0, 5)} | {f"f{i}": (3, 5, 2, 5) for i in range(9)}
+    tests = [Test(k, "", (a, n), (b, m)) for k, (a, n, b, m) in pairs.items()]
+    per_question(tests, "drop")
+    assert [t.case_id for t in explaining(tests, pairs)] == ["d"]
+
+
+def test_an_empty_family_says_what_the_repeats_allow():
+    from ragrail.diff.noise import family_text
+
+    text = family_text(0, 320, 1 / 252)
+    assert "none of 320 could" in text
+    assert "the smallest p these repeats allow is 0.004" in text and "--repeats 10" in text
+    assert family_text(3, 320, 1 / 252).endswith(
+        "the 3 of 320 tests whose counts could reach significance"
+    )

@@ -73,8 +73,8 @@ def test_ten_questions_that_drop_to_ten_percent_are_caught(project: Path, seed: 
     r = ragrail(project, "run", "--repeats", "5", "--no-history", seed=seed, mode="worse")
     assert r.returncode == 1, r.stdout[-3000:]
     worse = worse_ids(r.stdout)
-    # only the questions that really dropped are named, most of them
-    assert worse and worse <= {f"item-{i}" for i in range(10)} and len(worse) >= 6
+    # only the questions that really dropped are named: those that explain the drop
+    assert worse and worse <= {f"item-{i}" for i in range(10)} and len(worse) >= 4
     assert "significant at 0.025" in r.stdout
     assert "the golden set as a whole got worse" in r.stdout
 
@@ -178,3 +178,21 @@ def test_an_http_service_is_asked_each_question_repeats_times(tmp_path: Path, se
     assert (cases["a"]["answer_passes"], cases["a"]["answer_runs"]) == (2, 4)
     assert (cases["b"]["answer_passes"], cases["b"]["answer_runs"]) == (4, 4)
     assert len(cases["a"]["trace"]["samples"]) == 3
+
+
+def test_pytest_agrees_with_run_when_answers_vary(tmp_path: Path) -> None:
+    folder = tmp_path / "app"
+    shutil.copytree(APP, folder, ignore=shutil.ignore_patterns("__pycache__", "baseline.json"))
+    toml = folder / "ragrail.toml"
+    toml.write_text(toml.read_text() + "repeats = 5\n")  # under [system]
+    assert ragrail(folder, "run", "--save-baseline", "--no-history", seed=0).returncode == 0
+    run = ragrail(folder, "run", "--no-history", seed=2)
+    assert run.returncode == 0 and "  noise:  item-" in run.stdout
+    env = {**os.environ, "FLAKY_SEED": "2"}
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "--ragrail", ".", "-q", "-p", "no:cacheprovider"],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    # a question that moved within noise (up or down) fails no test
+    assert r.returncode == 0, r.stdout[-2000:]
+    assert " failed" not in r.stdout.splitlines()[-1]

@@ -337,7 +337,8 @@ def case_failure(case: CaseResult, changes: list[Change]) -> CaseFailed | None:
     from ragrail.diff import first_error, judge_failed, pct
     from ragrail.text.guard import visible
 
-    reasons = [visible(f"{c.kind}: {c.detail}") for c in changes if c.kind != "fixed"]
+    # only what makes the gate red fails a test: a fixed, lower or noise line never does
+    reasons = [visible(f"{c.kind}: {c.detail}") for c in changes if c.kind in ("WORSE", "ERROR")]
     if case.errored:
         if not any(c.kind == "ERROR" for c in changes):
             reasons.append(visible(f"ERROR: the call failed: {first_error(case)}"))

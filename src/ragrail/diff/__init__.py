@@ -21,6 +21,7 @@ from ragrail.diff.checks import (
     facts_lost,
     graded_drop,
     graded_means,
+    judged_checks,
     question_tests,
 )
 from ragrail.diff.lines import (
@@ -28,6 +29,7 @@ from ragrail.diff.lines import (
     BaselineRun,
     Change,
     Kind,
+    answer_flip_test,
     by_id,
     config_changes,
     fisher_one_sided,
@@ -35,7 +37,7 @@ from ragrail.diff.lines import (
     pct,
     rounded_score,
 )
-from ragrail.diff.noise import SetTest, Test, noise_changes, varies
+from ragrail.diff.noise import SetTest, Test, judge_tests, noise_changes, varies
 from ragrail.gcpause import paused_gc
 from ragrail.records.results import CaseResult, RunResult
 from ragrail.stats import McNemar, mcnemar_exact
@@ -84,6 +86,7 @@ class Diff:
     repeated: bool = False
     family: int = 0
     n_tests: int = 0
+    floor: float = 1.0  # the smallest p a drop's table allowed (said when the family is empty)
     # judged totals corrected by human labels, baseline against now (ragrail.judge.correct)
     judge_changes: list[CorrectedChange] = field(default_factory=list)
     judge_notes: list[str] = field(default_factory=list)
@@ -337,7 +340,8 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
     }
     repeated = diff.repeated = same_answerer and (varies(run.cases) or varies(diff.baseline.cases))
     tests: list[Test] = []  # repeated: every question's tests, decided together below
-    pairs: list[tuple[int, int, int, int]] = []
+    judged: list[tuple[str, str, int, int]] = []
+    pairs: dict[str, tuple[int, int, int, int]] = {}
     problems: dict[str, str] = {}
     worse = better = 0  # questions answered in both whose verdict flipped
     graded: dict[str, list[float]] = {}  # name -> [sum before, sum now, questions]
@@ -372,7 +376,8 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
             _add(lines, Change(new.id, "WORSE", "answer", "no answer now (the system gave none)"))
         if repeated and new.answer_runs and old.answer_runs:
             tests.extend(question_tests(old, new))
-            pairs.append((old.answer_passes, old.answer_runs, new.answer_passes, new.answer_runs))
+            judged.extend(judged_checks(old, new))
+            pairs[new.id] = (old.answer_passes, old.answer_runs, new.answer_passes, new.answer_runs)
             problems[new.id] = "; ".join(new.problems)
             add_graded(graded, old, new)  # a repeated question's first answer: no line
         elif same_answerer and new.answer_runs and old.answer_runs:
@@ -399,8 +404,10 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
     run_ids = {c.id for c in run.cases}
     diff.removed_cases = [c.id for c in diff.baseline.cases if c.id not in run_ids]
     if repeated:
-        decided, diff.set_test, diff.family, diff.n_tests = noise_changes(tests, pairs, problems)
-        for case_id, kind, detail in decided:
+        decided = noise_changes([*tests, *judge_tests(judged)], pairs, problems)
+        diff.set_test, diff.family, diff.n_tests = decided.whole, decided.family, decided.tests
+        diff.floor = decided.floor
+        for case_id, kind, detail in decided.lines:
             lines[kind].append(Change(case_id, kind, "answer", detail))
         order = {c.id: i for i, c in enumerate(run.cases)}
         kinds: tuple[Kind, ...] = ("fixed", "noise", "WORSE")
@@ -422,24 +429,6 @@ def _add(lines: dict[Kind, list[Change]], change: Change | None) -> Change | Non
     if change is not None:
         lines[change.kind].append(change)
     return change
-
-
-def answer_flip_test(
-    run: RunResult, baseline: BaselineRun, base: dict[str, BaselineCaseLike] | None = None
-) -> McNemar:
-    """McNemar's exact test on the questions answered in both runs whose verdict flipped
-    (a question passes when all its answers pass). ``base``: the baseline's cases by id."""
-    base = by_id(baseline) if base is None else base
-    worse = better = 0
-    for new in run.cases:
-        old = base.get(new.id)
-        if old is None or not old.answer_runs or not new.answer_runs:
-            continue
-        if old.answer_pass and not new.answer_pass:
-            worse += 1
-        elif new.answer_pass and not old.answer_pass:
-            better += 1
-    return mcnemar_exact(worse, better)
 
 
 def _who(run: BaselineRun) -> str:

@@ -43,25 +43,39 @@ def _lost(old_passes: int, old_runs: int, new_passes: int) -> bool:
 def question_tests(old: BaselineCaseLike, new: CaseResult) -> list[Test]:
     """A repeated question's tests for the noise-aware gate (``ragrail.diff.noise``): its
     answer verdict's pass counts before and now, and each check kept on both sides (a
-    judge criterion judges one answer: 1 of 1)."""
+    judge criterion judges one answer: it is tested over the questions, :func:`judged_checks`). A table whose every answer passed, or
+    every answer failed, in both runs is left out: its margins allow no p below 1, so it
+    can neither move nor enter the Holm family (most questions, decided fast)."""
     from ragrail.diff.noise import ANSWER, Test
-    from ragrail.records.results import JUDGE
 
-    runs = (old.answer_runs, new.answer_runs)
-    tests = [Test(new.id, ANSWER, (old.answer_passes, runs[0]), (new.answer_passes, runs[1]))]
+    n, m = old.answer_runs, new.answer_runs
+    answer = (old.answer_passes, n), (new.answer_passes, m)
+    tests = []
+    if 0 < answer[0][0] + answer[1][0] < n + m:
+        tests.append(Test(new.id, ANSWER, *answer))
     before = _held(old) or {}
-    after = new.held_checks() if new.judge is not None else new.checks
-    for name, passes in after.items():
+    for name, passes in new.checks.items():  # judge criteria: judged_checks, over questions
         was = before.get(name)
-        if was is None:
-            continue
-        one = name.startswith(JUDGE)
-        counts = (was, 1 if one else runs[0]), (passes, 1 if one else runs[1])
         # a check held in exactly the answers that passed (a fact every failing answer
         # missed) has the answer's table: the same data, one test, not two
-        if counts != (tests[0].before, tests[0].now):
-            tests.append(Test(new.id, name, *counts))
+        if was is not None and 0 < was + passes < n + m and ((was, n), (passes, m)) != answer:
+            tests.append(Test(new.id, name, (was, n), (passes, m)))
     return tests
+
+
+def judged_checks(old: BaselineCaseLike, new: CaseResult) -> list[tuple[str, str, int, int]]:
+    """A question's judge criteria kept on both sides: (case id, "judge: <name>", held
+    before, held now), for ``ragrail.diff.noise.judge_tests``."""
+    from ragrail.records.results import JUDGE
+
+    if new.judge is None:
+        return []
+    before = _held(old) or {}
+    return [
+        (new.id, name, before[name], passes)
+        for name, passes in new.held_checks().items()
+        if name.startswith(JUDGE) and name in before
+    ]
 
 
 def _check_phrase(name: str) -> str:

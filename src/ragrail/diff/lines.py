@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from ragrail.records.results import CaseResult, RunResult
+from ragrail.stats import McNemar, mcnemar_exact
 from ragrail.store.baseline.records import rounded
 
 if TYPE_CHECKING:
@@ -102,3 +103,21 @@ def config_changes(before: BaselineRun, after: RunResult) -> list[str]:
     if old_need != new_need:
         out.append(f"citations {need[old_need]} -> {need[new_need]}")
     return out
+
+
+def answer_flip_test(
+    run: RunResult, baseline: BaselineRun, base: dict[str, BaselineCaseLike] | None = None
+) -> McNemar:
+    """McNemar's exact test on the questions answered in both runs whose verdict flipped
+    (a question passes when all its answers pass). ``base``: the baseline's cases by id."""
+    base = by_id(baseline) if base is None else base
+    worse = better = 0
+    for new in run.cases:
+        old = base.get(new.id)
+        if old is None or not old.answer_runs or not new.answer_runs:
+            continue
+        if old.answer_pass and not new.answer_pass:
+            worse += 1
+        elif new.answer_pass and not old.answer_pass:
+            better += 1
+    return mcnemar_exact(worse, better)

@@ -11,7 +11,8 @@ system that did not change turns CI red in at most 5% of runs:
    A_i, are hypergeometric under "nothing changed" (mean n_i T_i / (n_i + m_i)); the
    statistic is S = sum A_i, and p = P(S >= observed) from the exact convolution of the
    questions' hypergeometric laws (one-sided: before passed more). Beyond 2,000 informative
-   questions, the normal approximation with a continuity correction: z = (S - E S - 1/2) /
+   questions (or a convolution past 2 x 10^7 steps: many repeats), the normal
+   approximation with a continuity correction: z = (S - E S - 1/2) /
    sqrt(sum n_i m_i T_i (N_i - T_i) / (N_i^2 (N_i - 1))), N_i = n_i + m_i. Questions that
    passed (or failed) every time in both runs carry no information and drop out, so a
    regression of a few questions is not drowned by the many that never move, and the
@@ -24,11 +25,15 @@ system that did not change turns CI red in at most 5% of runs:
    can never reject, so it is left out of the family, K being the smallest count with at
    most K tests of p_min <= alpha / K. Fisher's test is conditional on the margins, so
    choosing the family from them keeps Holm's guarantee; it spares the questions that
-   passed (or failed) every time in both runs, which are most of a golden set.
+   passed (or failed) every time in both runs, which are most of a golden set. A judge
+   criterion judges one answer per question, so it is tested over the questions instead
+   (:func:`judge_tests`: the exact sign test on the questions whose verdict changed), in
+   the same family.
 
-A question is WORSE when its own test is significant, or when the golden set as a whole got
-significantly worse and its answers' drop is one that explains it: its own one-sided p below
-0.05 (uncorrected; at least the drop with the smallest p is named, so a significant set
+A question is WORSE when its own test is significant (a judge criterion's: every question
+that lost it), or when the golden set as a whole got significantly worse and its answers'
+drop is one that explains it (:func:`explaining`: the likeliest drops, taken out one at a
+time until the rest is no longer significantly worse; at least one, so a significant set
 always has a WORSE line). Every other drop or rise is listed as a ``noise`` line, with its tests.
 Answers that never varied (:func:`varies`: every question's answers alike in both runs, however
 many times asked) are a deterministic system's and never come here: any pass -> fail is
@@ -74,7 +79,36 @@ def fisher_floor(a_runs: int, b_runs: int, total: int) -> float:
     return fisher_greater(a_pass, a_runs, total - a_pass, b_runs)
 
 
-@dataclass
+@functools.lru_cache(maxsize=1 << 12)
+def sign_greater(more: int, fewer: int) -> float:
+    """One-sided exact sign test: P(X >= more), X ~ Binomial(more + fewer, 1/2)."""
+    from scipy.stats import binom
+
+    return float(min(1.0, binom.sf(more - 1, more + fewer, 0.5)))
+
+
+def judge_tests(verdicts: Sequence[tuple[str, str, int, int]]) -> list[Test]:
+    """One test per judge criterion over the questions: (case id, criterion, held before,
+    held now), each 1 or 0 (a criterion judges one answer per question, so one question
+    alone can never show a significant change; across questions it can). The exact sign
+    test on the questions whose verdict changed: lost b, gained c, p = P(X >= b),
+    X ~ Binomial(b + c, 1/2)."""
+    lost: dict[str, list[str]] = {}
+    gained: dict[str, list[str]] = {}
+    for case_id, name, was, now in verdicts:
+        if was and not now:
+            lost.setdefault(name, []).append(case_id)
+        elif now and not was:
+            gained.setdefault(name, []).append(case_id)
+    tests = []
+    for name in dict.fromkeys([*lost, *gained]):
+        b, c = lost.get(name, []), gained.get(name, [])
+        n = len(b) + len(c)
+        tests.append(Test("", name, (len(b), n), (len(c), n), lost=tuple(b), gained=tuple(c)))
+    return tests
+
+
+@dataclass(slots=True)
 class Test:
     """One per-question test: ``before``/``now`` are (passes, runs); ``what`` is how the
     line names it (``answer pass rate`` or a check's phrase)."""
@@ -86,6 +120,11 @@ class Test:
     p: float = 1.0  # one-sided, in the direction the rate moved
     adjusted: float = 1.0  # Holm-adjusted over the family; 1.0 when left out of it
     testable: bool = False  # in the family (Tarone): it could reach significance
+    # a judge criterion over the questions (:func:`judge_tests`): the questions whose one
+    # judged answer lost it and gained it; ``before``/``now`` are (lost, changed) and
+    # (gained, changed)
+    lost: tuple[str, ...] = ()
+    gained: tuple[str, ...] = ()
 
     @property
     def dropped(self) -> bool:
@@ -112,7 +151,10 @@ def per_question(tests: Sequence[Test], direction: str) -> None:
     floors = []
     for t in tests:
         (a, n), (b, m) = t.before, t.now
-        if direction == "drop":
+        if t.lost or t.gained:  # a judge criterion: the sign test over its questions
+            t.p = sign_greater(a, b) if direction == "drop" else sign_greater(b, a)
+            floor = 0.5 ** (a + b)
+        elif direction == "drop":
             t.p, floor = fisher_greater(a, n, b, m), fisher_floor(n, m, a + b)
         else:
             t.p, floor = fisher_greater(b, m, a, n), fisher_floor(m, n, a + b)
@@ -177,36 +219,84 @@ class SetTest:
         )
 
 
+def _strata(
+    pairs: Iterable[tuple[int, int, int, int]],
+) -> list[tuple[int, int, int, int]]:
+    """(passes before, runs before, total passes, total runs) of each informative question:
+    neither every answer passed nor every one failed over both runs."""
+    return [(a, n, a + b, n + m) for a, n, b, m in pairs if 0 < a + b < n + m]
+
+
+def _moments(a: int, n: int, t: int, big: int) -> tuple[float, float, float]:
+    """A stratum's (observed, expected, variance) of its passes before, hypergeometric."""
+    return a, n * t / big, n * (big - n) * t * (big - t) / (big**2 * (big - 1))
+
+
+def _normal_p(observed: float, expected: float, var: float) -> float:
+    from scipy.stats import norm
+
+    if var <= 0:
+        return 1.0
+    return float(norm.sf((observed - expected - 0.5) / var**0.5))
+
+
 def set_test(pairs: Sequence[tuple[int, int, int, int]]) -> SetTest | None:
     """The stratified test (module docstring) on (passes before, runs before, passes now,
-    runs now) per question; None when no question was answered in both."""
-    import math
-
+    runs now) per question; None when no question was answered in both. Exact while the
+    convolution stays small (at most 2,000 informative questions and 2 x 10^7 steps),
+    else the normal approximation with a continuity correction."""
     import numpy as np
-    from scipy.stats import hypergeom, norm
+    from scipy.stats import hypergeom
 
     if not pairs:
         return None
     before = sum(a / n for a, n, _, _ in pairs) / len(pairs)
     now = sum(b / m for _, _, b, m in pairs) / len(pairs)
-    strata = [(a, n, a + b, n + m) for a, n, b, m in pairs if 0 < a + b < n + m]
+    strata = _strata(pairs)
     if not strata:
         return SetTest(before, now, len(pairs), 1.0)
+    widths = [min(n, t) - max(0, t - (big - n)) + 1 for _, n, t, big in strata]
+    if len(strata) > _EXACT_UP_TO or sum(widths) * max(widths) > 20_000_000:
+        o, e, v = (sum(x) for x in zip(*(_moments(*st) for st in strata), strict=True))
+        return SetTest(before, now, len(pairs), min(1.0, _normal_p(o, e, v)))
     observed = sum(a for a, _, _, _ in strata)
-    expected = sum(n * t / big for _, n, t, big in strata)
-    if len(strata) > _EXACT_UP_TO:
-        var = sum(n * (big - n) * t * (big - t) / (big**2 * (big - 1)) for _, n, t, big in strata)
-        p = float(norm.sf((observed - expected - 0.5) / math.sqrt(var)))
-        return SetTest(before, now, len(pairs), min(1.0, p))
     low = 0  # the smallest S can be: each question's fewest passes before
     law = np.ones(1)
     for _, n, t, big in strata:
         lo, hi = max(0, t - (big - n)), min(n, t)
-        support = np.arange(lo, hi + 1)
-        law = np.convolve(law, hypergeom.pmf(support, big, t, n))
+        law = np.convolve(law, hypergeom.pmf(np.arange(lo, hi + 1), big, t, n))
         low += lo
     p = float(law[max(0, observed - low) :].sum())
     return SetTest(before, now, len(pairs), min(1.0, p))
+
+
+def explaining(drops: Sequence[Test], pairs: dict[str, tuple[int, int, int, int]]) -> list[Test]:
+    """The answer drops that explain a set found significantly worse: the likeliest first
+    (smallest p, then the largest drop), taken out one at a time until the questions left
+    are no longer significantly worse (the CMH statistic's normal approximation, whose
+    sums a question leaves by subtraction), with any drop tied with the last one named;
+    at least one."""
+    moments = {
+        cid: _moments(*st) for cid, (a, n, b, m) in pairs.items() for st in _strata([(a, n, b, m)])
+    }
+    o, e, v = (sum(x) for x in zip(*moments.values(), strict=True)) if moments else (0, 0, 0)
+
+    def size(t: Test) -> float:
+        (a, n), (b, m) = t.before, t.now
+        return b / m - a / n
+
+    ordered = sorted(drops, key=lambda t: (t.p, size(t)))
+    named = []
+    for t in ordered:
+        if named and _normal_p(o, e, v) >= SET_ALPHA:
+            last = named[-1]  # a drop just like the last one named is named too
+            if (t.p, size(t)) != (last.p, size(last)):
+                break
+        named.append(t)
+        mo = moments.get(t.case_id)
+        if mo is not None:
+            o, e, v = o - mo[0], e - mo[1], v - mo[2]
+    return named
 
 
 def varies(cases: Iterable[BaselineCaseLike]) -> bool:
@@ -232,79 +322,107 @@ def _mixed(checks: dict[str, int] | None, runs: int) -> bool:
 ANSWER = ""  # Test.what of a question's answer verdict; a check's name otherwise
 
 
-def _describe(t: Test) -> str:
+def _describe(t: Test, direction: str = "drop") -> str:
     """``answer pass rate 5/5 -> 0/5 (Fisher p=0.004, Holm 0.05)``; a check's is
     ``fact: npm ci held 5/5 -> 2/5 (Fisher p=0.08)``: p one-sided; no Holm-adjusted p when
-    the counts could not reach significance (the test is outside the family)."""
+    the counts could not reach significance (the test is outside the family). A judge
+    criterion's names its sign test over the questions."""
     from ragrail.diff.lines import p_text
 
-    head = "answer pass rate" if t.what == ANSWER else f"{t.what} held"
     how = f", Holm {p_text(t.adjusted)}" if t.testable else ""
+    if t.lost or t.gained:
+        verb = "no longer passes" if direction == "drop" else "passes now"
+        return (
+            f"{t.what} {verb} (sign test over the questions whose verdict changed: "
+            f"{len(t.lost)} lost it, {len(t.gained)} gained it, p={p_text(t.p)}{how})"
+        )
+    head = "answer pass rate" if t.what == ANSWER else f"{t.what} held"
     return f"{head} {t.counts()} (Fisher p={p_text(t.p)}{how})"
 
 
-def family_text(family: int, tests: int) -> str:
-    """How the per-question tests were decided, said once beside the set-wide test."""
+def family_text(family: int, tests: int, floor: float | None = None) -> str:
+    """How the per-question tests were decided, said once beside the set-wide test;
+    ``floor``: the smallest p any test's table allowed, said when the family is empty."""
+    from ragrail.diff.lines import p_text
+
     head = f"per question: {QUESTION_TEST_NAME}, Holm-adjusted at {QUESTION_ALPHA:g} over "
-    if not family:
-        return head + f"the tests whose counts could reach significance: none of {tests} could"
-    return head + f"the {family} of {tests} tests whose counts could reach significance"
+    if family:
+        return head + f"the {family} of {tests} tests whose counts could reach significance"
+    text = head + f"the tests whose counts could reach significance: none of {tests} could"
+    if floor is not None and floor < 1:
+        text += (
+            f" (the smallest p these repeats allow is {p_text(floor)}, too large for a "
+            "family this size: ask more times, e.g. --repeats 10, for verdicts per question)"
+        )
+    return text
+
+
+@dataclass
+class NoiseVerdict:
+    """What :func:`noise_changes` decided: the lines (case id, kind, detail) in the tests'
+    order, the set-wide test, the size of the drop family, the number of tests, and the
+    smallest p any drop test's table allowed."""
+
+    lines: list[tuple[str, Kind, str]]
+    whole: SetTest | None
+    family: int
+    tests: int
+    floor: float
 
 
 def noise_changes(
-    tests: Sequence[Test], pairs: Sequence[tuple[int, int, int, int]], problems: dict[str, str]
-) -> tuple[list[tuple[str, Kind, str]], SetTest | None, int, int]:
-    """The lines of a repeated run's per-question tests (module docstring): (case id,
-    kind, detail) in the tests' order, kind WORSE, fixed or noise; the set-wide test; the
-    size of the drop family, and the number of tests. ``problems``: why each question's first failing answer
-    failed now, added to its WORSE line."""
-    whole = set_test(pairs)
+    tests: Sequence[Test],
+    pairs: dict[str, tuple[int, int, int, int]],
+    problems: dict[str, str],
+) -> NoiseVerdict:
+    """The lines of a repeated run's tests (module docstring), kind WORSE, fixed or noise.
+    ``tests``: each question's (:func:`ragrail.diff.checks.question_tests`) and each judge
+    criterion's (:func:`judge_tests`); ``pairs``: each question's answer counts, by id;
+    ``problems``: why each question's first failing answer failed now (its WORSE line)."""
+    whole = set_test(list(pairs.values()))
     drops = list(tests)
     per_question(drops, "drop")
     family = sum(1 for t in drops if t.testable)
-    dropped = [(t, t.significant) for t in drops if t.dropped]
-    rises = [Test(t.case_id, t.what, t.before, t.now) for t in tests]
+    floor = min((fisher_floor(t.before[1], t.now[1], t.before[0] + t.now[0]) for t in drops
+                 if not (t.lost or t.gained)), default=1.0)  # fmt: skip
+    dropped = [t for t in drops if t.dropped]
+    rises = [Test(t.case_id, t.what, t.before, t.now, lost=t.lost, gained=t.gained) for t in tests]
     per_question(rises, "rise")
-    risen = [(t, t.significant) for t in rises if t.rose]
-    set_worse = whole is not None and whole.significant
-    # the set got worse: the drops that explain it are the answers whose own one-sided p is
-    # below 0.05 (uncorrected: named as the likeliest contributors; the evidence is the
-    # set-wide test), and at least the answer that dropped with the smallest p
-    answer_drops = [t for t, _ in dropped if t.what == ANSWER]
-    with_set = {id(t) for t in answer_drops if t.p < ALPHA} if set_worse else set()
-    if set_worse and answer_drops and not with_set:
-        with_set.add(id(min(answer_drops, key=lambda t: t.p)))
+    risen = [t for t in rises if t.rose]
+    with_set: set[int] = set()
+    if whole is not None and whole.significant:
+        answer_drops = [t for t in dropped if t.what == ANSWER and not t.significant]
+        with_set = {id(t) for t in explaining(answer_drops, pairs)}
     answers = {t.case_id: (t.before, t.now) for t in tests if t.what == ANSWER}
     by_case: dict[str, dict[str, list[Test]]] = {}
-    for t, significant in dropped:
-        if significant:
-            kind = "WORSE"
-        elif id(t) in with_set:
-            kind = "WORSE, with the set"
-        else:
-            kind = "noise"
-        by_case.setdefault(t.case_id, {}).setdefault(kind, []).append(t)
-    for t, significant in risen:
-        kind = "fixed" if significant else "noise"
-        by_case.setdefault(t.case_id, {}).setdefault(kind, []).append(t)
+
+    def put(t: Test, kind: str, case_ids: Sequence[str]) -> None:
+        for case_id in case_ids:
+            by_case.setdefault(case_id, {}).setdefault(kind, []).append(t)
+
+    for t in dropped:
+        kind = "WORSE" if t.significant else "with the set" if id(t) in with_set else "noise"
+        put(t, kind, t.lost or (t.case_id,))
+    for t in risen:
+        put(t, "fixed" if t.significant else "noise", t.gained or (t.case_id,))
     out: list[tuple[str, Kind, str]] = []
     for case_id, kinds in by_case.items():
         for kind, found in kinds.items():
             # a check whose counts are its answer's says the same: its test counts (in the
             # family), its text would only repeat the answer's
-            same = [t.what == ANSWER for t in found]
+            has_answer = any(t.what == ANSWER for t in found)
             shown = [
                 t
                 for t in found
-                if t.what == ANSWER or not any(same) or (t.before, t.now) != answers[case_id]
+                if t.what == ANSWER or not has_answer or (t.before, t.now) != answers.get(case_id)
             ]
-            text = ", ".join(_describe(t) for t in shown)
+            text = ", ".join(_describe(t, "rise" if t.rose else "drop") for t in shown)
             if kind == "noise":
                 out.append((case_id, "noise", f"{text}: within noise"))
                 continue
-            if kind == "WORSE, with the set":
+            if kind == "with the set":
                 text += ": within noise alone, but the golden set as a whole got worse"
             if kind != "fixed" and problems.get(case_id):
                 text += f"; {problems[case_id]}"
             out.append((case_id, "fixed" if kind == "fixed" else "WORSE", text))
-    return out, whole, family, len(tests)
+    return NoiseVerdict(out, whole, family, len(tests), floor)

@@ -94,9 +94,9 @@ class CaseResult(_Model):
     cause: str | None = None
     cause_detail: str | None = None
     judge: JudgeResult | None = None
-    # [runs whose verdict passed, runs] over the recorded runs of this configuration and
-    # system, this one included; kept only when the verdict changed between them
-    # (ragrail.store.history.recorded_verdicts): the question is flaky
+    # [runs whose verdict passed, runs] over the earlier recorded runs of this configuration
+    # and commit; kept only when the verdict changed between them (ragrail.store.flaky):
+    # the question is flaky
     recorded: list[Count] | None = Field(default=None, exclude_if=lambda r: r is None)
     trace: Trace
 
@@ -126,11 +126,11 @@ class CaseResult(_Model):
         return 0 < self.answer_passes < self.answer_runs or self.recorded is not None
 
     def flaky_text(self) -> str | None:
-        """``flaky: passed in 3 of 5 recorded runs of this configuration`` (or ``flaky: 2
+        """``flaky: passed in 3 of 5 earlier runs of this configuration`` (or ``flaky: 2
         of 5 answers passed``); None when the question is not flaky."""
         if self.recorded is not None:
             passed, runs = self.recorded
-            return f"flaky: passed in {passed} of {runs} recorded runs of this configuration"
+            return f"flaky: passed in {passed} of {runs} earlier runs of this configuration"
         if 0 < self.answer_passes < self.answer_runs:
             return f"flaky: {self.answer_passes} of {self.answer_runs} answers passed"
         return None

@@ -183,7 +183,7 @@ def _diff(diff: Diff | None) -> str:
         from ragrail.diff.noise import family_text
 
         out.append(f"<li>{escape(diff.set_test.text())}</li>")
-        out.append(f"<li>{escape(family_text(diff.family, diff.n_tests))}</li>")
+        out.append(f"<li>{escape(family_text(diff.family, diff.n_tests, diff.floor))}</li>")
     out.append("</ul><ul id='changes'>")
     for change in diff.changes:
         cls = {

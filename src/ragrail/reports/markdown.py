@@ -78,7 +78,7 @@ def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
         if diff.set_test is not None:
             from ragrail.diff.noise import family_text
 
-            noise = f"{diff.set_test.text()}; {family_text(diff.family, diff.n_tests)}"
+            noise = f"{diff.set_test.text()}; {family_text(diff.family, diff.n_tests, diff.floor)}"
             lines.append(f"\nRepeated answers: {cell(noise)}.")
     else:
         lines += ["| metric | value |", "| --- | --- |"]

@@ -1,11 +1,14 @@
-"""Flaky questions across recorded runs: a question whose verdict changed between runs of
-an unchanged configuration and system is flaky, though each run answered it once.
+"""Flaky questions across recorded runs: a question whose verdict changed between earlier
+runs of an unchanged configuration and system is flaky, though each run answered it once.
 
 "Unchanged" is what the history can vouch for: the same run configuration (every setting
 the run records, the system's own included) and the same git commit, with no uncommitted
-changes in either run (a project outside git has no commit: its runs match on the
-configuration alone). A run on a tree with uncommitted changes marks nothing: its code may
-differ from any recorded run's.
+changes in any of the runs. A project outside git, or a tree with uncommitted changes,
+marks nothing: its code may differ from any recorded run's. Only the earlier runs decide:
+a question that passed in every earlier run and fails now is a regression, not flaky. What
+git cannot see (an HTTP service redeployed, a provider's model updated, an environment
+variable) it cannot vouch for either: the mark says where to look, never that a failure
+is noise.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ def recorded_verdicts(
     if not path.is_file():
         return {}
     commit, dirty = git_commit(project_root) if project_root is not None else (None, False)
-    if dirty:
+    if commit is None or dirty:
         return {}
     try:
         uri = f"{path.resolve().as_uri()}?mode=ro"
@@ -49,18 +52,15 @@ def recorded_verdicts(
 
 
 def mark_flaky(result: RunResult, path: Path, project_root: Path | None) -> int:
-    """Set ``recorded`` on each question of ``result`` whose verdict, this run's included,
-    changed between recorded runs of its configuration (``CaseResult.flaky``); update the
-    totals' count of flaky questions; return how many were marked."""
+    """Set ``recorded`` on each question of ``result`` whose verdict changed between the
+    earlier recorded runs of its configuration (``CaseResult.flaky``); update the totals'
+    count of flaky questions; return how many were marked."""
     counts = recorded_verdicts(path, result, project_root)
     if not counts:
         return 0
     marked = 0
     for case in result.cases:
-        if case.answer_pass is None or case.id not in counts:
-            continue
-        passed, runs = counts[case.id]
-        passed, runs = passed + case.answer_pass, runs + 1
+        passed, runs = counts.get(case.id, (0, 0))
         if 0 < passed < runs:
             case.recorded = [passed, runs]
             marked += 1

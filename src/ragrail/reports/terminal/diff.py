@@ -46,7 +46,7 @@ def diff_text(diff: Diff, width: int | None = None) -> str:
             flips = flips_text(diff.answer_flips)
             lines.extend(wrap(f"{' ' * 17}{flips}", w, subsequent=" " * 17))
         if diff.set_test is not None:
-            for text in (diff.set_test.text(), family_text(diff.family, diff.n_tests)):
+            for text in (diff.set_test.text(), family_text(diff.family, diff.n_tests, diff.floor)):
                 lines.extend(wrap(f"{' ' * 17}{text}", w, subsequent=" " * 17))
     for name, (was, now) in diff.graded.items():
         if f"{was:.2f}" != f"{now:.2f}":  # shown when it moved: a pass rate may hide it
