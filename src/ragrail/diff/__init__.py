@@ -340,7 +340,7 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
     }
     repeated = diff.repeated = same_answerer and (varies(run.cases) or varies(diff.baseline.cases))
     tests: list[Test] = []  # repeated: every question's tests, decided together below
-    judged: list[tuple[str, str, int, int]] = []
+    verdicts: list[tuple[str, str, int, int]] = []  # repeated: judge criteria, per question
     pairs: dict[str, tuple[int, int, int, int]] = {}
     problems: dict[str, str] = {}
     worse = better = 0  # questions answered in both whose verdict flipped
@@ -376,7 +376,7 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
             _add(lines, Change(new.id, "WORSE", "answer", "no answer now (the system gave none)"))
         if repeated and new.answer_runs and old.answer_runs:
             tests.extend(question_tests(old, new))
-            judged.extend(judged_checks(old, new))
+            verdicts.extend(judged_checks(old, new))
             pairs[new.id] = (old.answer_passes, old.answer_runs, new.answer_passes, new.answer_runs)
             problems[new.id] = "; ".join(new.problems)
             add_graded(graded, old, new)  # a repeated question's first answer: no line
@@ -404,7 +404,7 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
     run_ids = {c.id for c in run.cases}
     diff.removed_cases = [c.id for c in diff.baseline.cases if c.id not in run_ids]
     if repeated:
-        decided = noise_changes([*tests, *judge_tests(judged)], pairs, problems)
+        decided = noise_changes([*tests, *judge_tests(verdicts)], pairs, problems)
         diff.set_test, diff.family, diff.n_tests = decided.whole, decided.family, decided.tests
         diff.floor = decided.floor
         for case_id, kind, detail in decided.lines:

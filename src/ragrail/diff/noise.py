@@ -286,7 +286,7 @@ def explaining(drops: Sequence[Test], pairs: dict[str, tuple[int, int, int, int]
         return b / m - a / n
 
     ordered = sorted(drops, key=lambda t: (t.p, size(t)))
-    named = []
+    named: list[Test] = []
     for t in ordered:
         if named and _normal_p(o, e, v) >= SET_ALPHA:
             last = named[-1]  # a drop just like the last one named is named too
