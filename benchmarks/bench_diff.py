@@ -3,7 +3,7 @@
     python benchmarks/bench_diff.py [--questions 100000]
 
 The mix exercises every path of ``compare``: retrieval that dropped or rose, single
-answers that flipped, repeated answers (the Fisher test), errors, and questions added
+answers that flipped, repeated answers (the noise-aware tests), errors, and questions added
 and removed. It is the worst case for the lines a diff holds (about 1.15 per question;
 a real run's diff has a few): ``compare`` against a whole saved run and against the
 compact baseline ``--baseline`` loads. Target (issue 13): under 2 s at 100,000 (a
