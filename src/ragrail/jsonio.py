@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +40,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _STRICT = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
 
 
-def _duplicate_key_offset(text: str) -> tuple[int, str]:
-    """Offset and name of the first key given twice in one object (0, "" if none)."""
+def _duplicate_key_offset(text: str) -> tuple[int, int, str]:
+    """Start and end offsets and name of the first key given twice in one object
+    (0, 0, "" if none)."""
     stack: list[set[str] | None] = []  # per open object its keys so far; None for arrays
     expecting_key = False
     for m in _JSON_TOKEN.finditer(text):
@@ -64,10 +66,10 @@ def _duplicate_key_offset(text: str) -> tuple[int, str]:
             except json.JSONDecodeError:
                 key = token[1:-1]
             if key in stack[-1]:
-                return m.start(), key
+                return m.start(), m.end(), key
             stack[-1].add(key)
             expecting_key = False
-    return 0, ""  # pragma: no cover - only called after the parser found one
+    return 0, 0, ""  # pragma: no cover - only called after the parser found one
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")  # in a Python str, any surrogate is a lone one
@@ -118,7 +120,9 @@ def _lone_surrogate_offset(text: str) -> int | None:
     return None
 
 
-def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
+def parse_json(
+    text: str, path: Path | str, line: int | None = None, keys: Collection[str] | None = None
+) -> Any:
     """Parse strict JSON, reporting a problem as ``file:line:column``.
 
     A leading UTF-8 byte-order mark is skipped (Windows editors write one).
@@ -129,19 +133,23 @@ def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
     would replace the first unseen. Nesting deeper than Python's recursion limit
     is refused instead of crashing. ``line`` is the file line ``text`` starts
     on when it is one line of a JSONL file.
+
+    ``keys``: the only keys a message may print (a production-log row's keys are its
+    content, and may be an e-mail address); any other is named by its position in its
+    object (``votes.#3``). None: every key is printed (files people write by hand).
     """
     text = text.removeprefix(BOM)
     first_line = line or 1
     try:
         data = _STRICT.decode(text)
     except _DuplicateKey:
-        offset, key = _duplicate_key_offset(text)
+        offset, end, key = _duplicate_key_offset(text)
         column = offset - text.rfind("\n", 0, offset)
-        # the path there ends with the object's previous key: swap in the repeated one
-        parent = json_path_at(text, offset).rpartition(".")[0]
-        field = f"{parent}.{key}" if parent else key
+        # past the repeated key's token, the path ends with that key
+        field = json_path_at(text, end, keys)
         raise InputError(
-            f"invalid JSON: field {field!r} is given twice in the same object; keep one",
+            f"invalid JSON: field {field!r} is given twice in the same object; keep one"
+            + _hidden(field),
             f"{path}:{first_line + line_of(text, offset) - 1}:{column}",
         ) from None
     except json.JSONDecodeError as exc:
@@ -151,9 +159,9 @@ def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
     except _NonFinite as exc:
         offset = _non_finite_offset(text)
         column = offset - text.rfind("\n", 0, offset)
-        field = json_path_at(text, offset)
+        field = json_path_at(text, offset, keys)
         raise InputError(
-            f"field {field!r}: {exc} is not valid JSON (numbers must be finite)",
+            f"field {field!r}: {exc} is not valid JSON (numbers must be finite)" + _hidden(field),
             f"{path}:{first_line + line_of(text, offset) - 1}:{column}",
         ) from None
     except RecursionError:
@@ -166,9 +174,11 @@ def parse_json(text: str, path: Path | str, line: int | None = None) -> Any:
         lone = _lone_surrogate_offset(text)
         if lone is not None:
             column = lone - text.rfind("\n", 0, lone)
+            field = json_path_at(text, lone + 1, keys)
             raise InputError(
-                f"field {json_path_at(text, lone + 1)!r}: a \\uD800-\\uDFFF escape "
-                "without its pair is not a character (UTF-8 cannot hold it); remove it",
+                f"field {field!r}: a \\uD800-\\uDFFF escape "
+                "without its pair is not a character (UTF-8 cannot hold it); remove it"
+                + _hidden(field),
                 f"{path}:{first_line + line_of(text, lone) - 1}:{column}",
             )
     return data
@@ -189,19 +199,31 @@ def _non_finite_offset(text: str) -> int:
     return 0  # pragma: no cover - only called after json found one
 
 
-def json_path_at(text: str, offset: int) -> str:
+def _hidden(field: str) -> str:
+    """What a ``#N`` in a field path means, when one is there."""
+    if not _POSITION.search(field):
+        return ""
+    return "; #N: the Nth key of its object (keys are not shown: they may hold personal data)"
+
+
+_POSITION = re.compile(r"(?:^|\.)#\d+(?:\.|$)")
+
+
+def json_path_at(text: str, offset: int, keys: Collection[str] | None = None) -> str:
     """The dotted path (``cases.3.trace.latency_ms``) of the value at ``offset``
-    in a JSON document, for naming the field in an error.
+    in a JSON document, for naming the field in an error. ``keys``: those that may be
+    shown; any other key is named by its position in its object (``#2``).
 
     The text before ``offset`` is tokenised, keeping a stack of the objects
-    (with their current key) and arrays (with their current index) it is in.
+    (with their current key and how many keys so far) and arrays (with their current
+    index) it is in.
     """
-    stack: list[list[Any]] = []  # ["obj", key, expecting_key] | ["arr", index]
+    stack: list[list[Any]] = []  # ["obj", key, expecting_key, keys seen] | ["arr", index]
     for m in _JSON_TOKEN.finditer(text, 0, offset):
         token = m.group(0)
         top = stack[-1] if stack else None
         if token == "{":
-            stack.append(["obj", None, True])
+            stack.append(["obj", None, True, 0])
         elif token == "[":
             stack.append(["arr", 0])
         elif token in "}]" and len(token) == 1:
@@ -216,10 +238,13 @@ def json_path_at(text: str, offset: int) -> str:
             if top is not None and top[0] == "obj":
                 top[2] = False
         elif token.startswith('"') and top is not None and top[0] == "obj" and top[2]:
+            top[3] += 1
             try:
                 top[1] = json.loads(token)
             except json.JSONDecodeError:
                 top[1] = token[1:-1]
+            if keys is not None and top[1] not in keys:
+                top[1] = f"#{top[3]}"
     parts = [str(frame[1]) for frame in stack if frame[1] is not None]
     return ".".join(parts) or "(top level)"
 

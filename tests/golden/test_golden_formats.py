@@ -46,7 +46,7 @@ def test_yaml_and_csv_errors(tmp_path):
         load_golden(bad)
     csvf = tmp_path / "g.csv"
     csvf.write_text("id,question,answer\na,q,x\n")
-    with pytest.raises(InputError, match="unknown CSV column 'answer'"):
+    with pytest.raises(InputError, match=r"unknown CSV column \(header column 3\)"):
         load_golden(csvf)
     csvf.write_text("id,question\na,\n")
     with pytest.raises(

@@ -166,14 +166,22 @@ def _csv_header(reader: Any, path: Path) -> list[str]:
     if not header:
         raise InputError("the golden set has no cases (no CSV header)", str(path))
     names = [h.strip() for h in header]
-    unknown = [f for f in names if f not in CSV_COLUMNS]
+    # an unknown header cell is not printed: a header pasted from data may hold personal data
+    unknown = [n for n, f in enumerate(names, start=1) if f not in CSV_COLUMNS]
     if unknown:
         raise InputError(
-            f"unknown CSV column {unknown[0]!r}; expected {', '.join(CSV_COLUMNS)}", f"{path}:1"
+            f"unknown CSV column (header column {unknown[0]}); expected "
+            f"{', '.join(CSV_COLUMNS)}",
+            f"{path}:1",
         )
-    repeated = sorted({f for f in names if names.count(f) > 1})
-    if repeated:
-        raise InputError(f"CSV column {repeated[0]!r} appears twice", f"{path}:1")
+    first: dict[str, int] = {}
+    for number, name in enumerate(names, start=1):
+        earlier = first.setdefault(name, number)
+        if earlier != number:  # a known column's name: safe to print
+            raise InputError(
+                f"CSV column {name!r} appears twice (header columns {earlier} and {number})",
+                f"{path}:1",
+            )
     missing = [f for f in ("id", "question") if f not in names]
     if missing:
         raise InputError(f"the CSV header has no {missing[0]!r} column", f"{path}:1")

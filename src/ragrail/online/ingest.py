@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import os
 import time
-from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,13 +190,31 @@ class _Reader:
             reader = csv.reader(lines(start + 1), strict=True)
 
 
+_COLUMN_FIELDS = (
+    "id", "timestamp", "version", "user", "question", "answer", "contexts", "thumbs",
+    "escalated", "resolved", "latency_ms", "tokens_in", "tokens_out", "cost", "turns",
+)  # fmt: skip
+
+
 def _check_columns(reader: _Reader, config: LogsConfig) -> None:
     header = getattr(reader, "header", None)
     if header is None:
         return
-    twice = sorted(h for h, n in Counter(header).items() if n > 1)
-    if twice:  # which of the two cells holds the field? No guess: the user says
-        raise InputError(f"column {twice[0]!r} appears twice in the header", f"{reader.name}:1")
+    first: dict[str, int] = {}
+    for number, cell in enumerate(header, start=1):
+        earlier = first.setdefault(cell, number)
+        if earlier == number:
+            continue
+        # which of the two cells holds the field? No guess: the user says. A header cell
+        # is printed only when the config names it: any other may be personal data.
+        named = {getattr(config, n) for n in _COLUMN_FIELDS}
+        what = (
+            f"column {cell!r} appears twice in the header"
+            if cell in named
+            else "two header columns have the same name (not shown: a header cell may "
+            "hold personal data)"
+        )
+        raise InputError(f"{what}: columns {earlier} and {number}", f"{reader.name}:1")
     for key in ("id", "timestamp", "question", "answer"):
         column = getattr(config, key)
         if column not in header:

@@ -217,6 +217,12 @@ class RowMapper:
             )
         }
 
+        # the keys an error message may print: those the config names (any other key of a
+        # row is content, and may be personal data)
+        self.names = frozenset(
+            part for n in (*_FIELDS, *self.inner) for part in _split(getattr(config, n))
+        )
+
         # the context keys when each is one key (no dots): then a passage seen before is
         # found in the memo by its raw values
         inner = [self.inner[n] for n in ("context_id", "context_source", "context_text")]
@@ -313,7 +319,7 @@ class RowMapper:
         from ragrail.jsonio import parse_json
 
         try:
-            return parse_json(value, name)
+            return parse_json(value, name, keys=self.names)
         except InputError as exc:
             raise BadField(name, exc.message) from None
 

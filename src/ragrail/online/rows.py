@@ -71,12 +71,12 @@ def _may_repeat_a_key(raw: bytes, data: object) -> bool:
     return len(_KEY_END.findall(raw)) != _keys(data)
 
 
-def _parse(raw: bytes, text: str, exact: bool) -> object:
+def _parse(raw: bytes, text: str, exact: bool, keys: frozenset[str]) -> object:
     """One JSON Lines row by the standard readers: through parse_json (a key given twice
     and a lone surrogate refused: no UTF-8 file, the database included, can hold one) when
     ``exact`` or the row has \\u escapes, else through the C scanner."""
     if exact or b"\\u" in raw:
-        return parse_json(text, "-")
+        return parse_json(text, "-", keys=keys)
     return _FAST.decode(text)
 
 
@@ -118,10 +118,10 @@ def jsonl_row(
     except UnicodeDecodeError:
         return BadRow(name, lineno, "-", "not UTF-8 text")
     try:
-        data = _parse(raw, text, exact)
+        data = _parse(raw, text, exact, mapper.names)
     except (ValueError, RecursionError, InputError):
         try:  # again, slowly, for the message (line, column, field)
-            parse_json(text, name, lineno)
+            parse_json(text, name, lineno, keys=mapper.names)
             message = "invalid JSON"
         except InputError as exc:
             message = exc.message
