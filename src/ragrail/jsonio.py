@@ -143,7 +143,7 @@ def parse_json(
     try:
         data = _STRICT.decode(text)
     except _DuplicateKey:
-        offset, end, key = _duplicate_key_offset(text)
+        offset, end, _key = _duplicate_key_offset(text)
         column = offset - text.rfind("\n", 0, offset)
         # past the repeated key's token, the path ends with that key
         field = json_path_at(text, end, keys)

@@ -138,6 +138,17 @@ def ingest_logs(
             report = ingest(files, cfg, store, tick)
     finally:
         store.close()
+    if report.unseen:
+        import warnings
+
+        from ragrail.text.guard import visible
+
+        for name, path in report.unseen:  # the project's own text, never the log's
+            warnings.warn(
+                f"[logs] {name} = {visible(path)!r}: no row read has this field, so it is "
+                "left empty (a typo in ragrail.toml?)",
+                stacklevel=2,
+            )
     return Ingested(report, database)
 
 

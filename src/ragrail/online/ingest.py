@@ -19,9 +19,10 @@ from typing import BinaryIO
 
 from ragrail.errors import InputError, SystemFailure
 from ragrail.fileio import special_kind
+from ragrail.online.known import KnownIds
 from ragrail.online.mapping import BadField, RowMapper
 from ragrail.online.record import Conversation
-from ragrail.online.rows import BadRow, jsonl_row
+from ragrail.online.rows import TOO_LONG, BadRow, bounded_lines, jsonl_row
 from ragrail.online.store import LogStore
 from ragrail.project import LogsConfig
 
@@ -34,6 +35,30 @@ FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json-lines": "jsonl", ".csv"
 Progress = Callable[[int, int], None]  # (bytes read, bytes in all files)
 
 
+class Known:
+    """A row whose id was stored before this ingest: counted, never read (online.known)."""
+
+
+KNOWN = Known()
+CHUNK_LINES, CHUNK_BYTES = 1000, 4 * 1024 * 1024  # rows whose ids are looked up at once
+TASK_BYTES = 4 * 1024 * 1024  # a worker's task: LINES_PER_TASK lines or this many bytes
+
+
+def _chunks(
+    lines: Iterator[tuple[int, bytes | None]],
+) -> Iterator[list[tuple[int, bytes | None]]]:
+    chunk: list[tuple[int, bytes | None]] = []
+    held = 0
+    for item in lines:
+        chunk.append(item)
+        held += len(item[1] or b"")
+        if len(chunk) >= CHUNK_LINES or held >= CHUNK_BYTES:
+            yield chunk
+            chunk, held = [], 0
+    if chunk:
+        yield chunk
+
+
 @dataclass
 class IngestReport:
     """What one ingest did: rows read, stored, already there (same id), skipped."""
@@ -44,6 +69,8 @@ class IngestReport:
     already: int = 0
     bad: int = 0
     first_bad: list[BadRow] = field(default_factory=list)
+    # optional fields the project names that no row read had: (field, its path), once each
+    unseen: list[tuple[str, str]] = field(default_factory=list)
 
     def skip(self, row: BadRow) -> None:
         self.bad += 1
@@ -68,12 +95,14 @@ def log_format(path: Path, config: LogsConfig) -> str:
 class _Reader:
     """The rows of one file, as conversations or bad rows; ``pos`` is the bytes read."""
 
-    def __init__(self, path: Path, fmt: str, mapper: RowMapper) -> None:
-        self.path, self.fmt, self.mapper = path, fmt, mapper
+    def __init__(
+        self, path: Path, fmt: str, mapper: RowMapper, known: KnownIds | None = None
+    ) -> None:
+        self.path, self.fmt, self.mapper, self.known = path, fmt, mapper, known
         self.name = str(path)
         self.pos = 0
 
-    def rows(self) -> Generator[Conversation | BadRow, None, None]:
+    def rows(self) -> Generator[Conversation | BadRow | Known, None, None]:
         try:
             with open(self.path, "rb") as fh:
                 yield from (self._jsonl(fh) if self.fmt == "jsonl" else self._csv(fh))
@@ -86,32 +115,52 @@ class _Reader:
         except BadField as exc:
             return BadRow(self.name, lineno, exc.field, exc.reason)
 
-    def _jsonl(self, fh: Iterable[bytes]) -> Iterator[Conversation | BadRow]:
-        for lineno, raw in enumerate(fh, start=1):
-            self.pos += len(raw)
-            if lineno == 1:
+    def _lines(self, fh: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
+        """(line number, line) from the first line on; None for a line too long to read."""
+        for lineno, (raw, size) in enumerate(bounded_lines(fh), start=1):
+            self.pos += size
+            if lineno == 1 and raw is not None:
                 raw = raw.removeprefix(_BOM)
-            row = jsonl_row(raw, lineno, self.name, self.mapper)
-            if row is not None:
-                yield row
+            yield lineno, raw
 
-    def batches(self, size: int) -> Iterator[tuple[int, list[bytes]]]:
-        """The raw lines of a JSON Lines file in batches: (first line number, lines)."""
+    def _row(self, lineno: int, raw: bytes | None) -> Conversation | BadRow | None:
+        if raw is None:
+            return BadRow(self.name, lineno, "-", TOO_LONG)
+        return jsonl_row(raw, lineno, self.name, self.mapper)
+
+    def _jsonl(self, fh: BinaryIO) -> Iterator[Conversation | BadRow | Known]:
+        known = self.known
+        if not known:
+            for lineno, raw in self._lines(fh):
+                row = self._row(lineno, raw)
+                if row is not None:
+                    yield row
+            return
+        for chunk in _chunks(self._lines(fh)):
+            stored = known.rows([raw or b"" for _, raw in chunk])
+            for (lineno, raw), skip in zip(chunk, stored, strict=True):
+                row = KNOWN if skip else self._row(lineno, raw)
+                if row is not None:
+                    yield row
+
+    def batches(self, size: int) -> Iterator[tuple[int, list[bytes | None]]]:
+        """The lines of a JSON Lines file in batches of at most ``size`` lines or
+        TASK_BYTES: (first line number, lines; None for one too long to read)."""
         try:
             with open(self.path, "rb") as fh:
-                start, lines = 1, []
-                for lineno, raw in enumerate(fh, start=1):
-                    self.pos += len(raw)
-                    lines.append(raw.removeprefix(_BOM) if lineno == 1 else raw)
-                    if len(lines) >= size:
+                start, lines, held = 1, [], 0
+                for lineno, raw in self._lines(fh):
+                    lines.append(raw)
+                    held += len(raw) if raw is not None else 0
+                    if len(lines) >= size or held >= TASK_BYTES:
                         yield start, lines
-                        start, lines = lineno + 1, []
+                        start, lines, held = lineno + 1, [], 0
                 if lines:
                     yield start, lines
         except OSError as exc:
             raise SystemFailure(f"reading {self.path}: {exc.strerror or exc}") from None
 
-    def _csv(self, fh: BinaryIO) -> Iterator[Conversation | BadRow]:
+    def _csv(self, fh: BinaryIO) -> Iterator[Conversation | BadRow | Known]:
         # the limit is process-wide: set this reader's own, whatever another reader set
         csv.field_size_limit(CSV_MAX_CELL)
         undecodable: set[int] = set()
@@ -144,6 +193,8 @@ class _Reader:
         if header is None:
             return
         self.header = header
+        known = self.known
+        ids = header.index(self.mapper.config.id) if known else 0
         base = 0  # the line before the one this reader started on
         end = reader.line_num
         while True:
@@ -169,6 +220,9 @@ class _Reader:
                     yield BadRow(name, start, "-", "not UTF-8 text")
                     continue
                 if len(record) == len(header):
+                    if known and known.stored([record[ids] or None])[0]:
+                        yield KNOWN
+                        continue
                     yield self._map(dict(zip(header, record, strict=True)), start)
                     continue
                 bad = f"{len(record)} cells where the header has {len(header)}"
@@ -292,14 +346,21 @@ def _exit_with_parent() -> None:
         watch.start()
 
 
-def _map_lines(name: str, start: int, lines: list[bytes]) -> tuple[list[tuple], list[BadRow], int]:
-    """In a worker: a batch of raw lines as (rows to store, bad rows, lines not blank)."""
+Task = tuple[list[tuple], list[BadRow], int, frozenset[str]]
+
+
+def _map_lines(name: str, start: int, lines: list[bytes | None]) -> Task:
+    """In a worker: a batch of lines as (rows to store, bad rows, lines not blank, the
+    optional fields this worker has not seen yet)."""
     assert _MAPPER is not None
     rows: list[tuple] = []
     bad: list[BadRow] = []
     seen = 0
     for offset, raw in enumerate(lines):
-        row = jsonl_row(raw, start + offset, name, _MAPPER, stored=True)
+        if raw is None:
+            row: tuple | BadRow | None = BadRow(name, start + offset, "-", TOO_LONG)
+        else:
+            row = jsonl_row(raw, start + offset, name, _MAPPER, stored=True)
         if row is None:
             continue
         seen += 1
@@ -307,7 +368,7 @@ def _map_lines(name: str, start: int, lines: list[bytes]) -> tuple[list[tuple], 
             bad.append(row)
         else:
             rows.append(row)
-    return rows, bad, seen
+    return rows, bad, seen, frozenset(_MAPPER.unseen)
 
 
 def cpus() -> int:
@@ -333,11 +394,13 @@ def _parallel(
     from collections import deque
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    pending: deque[Future[tuple[list[tuple], list[BadRow], int]]] = deque()
+    pending: deque[Future[Task]] = deque()
     rows: list[tuple] = []
+    known = reader.known
 
-    def take(done: Future[tuple[list[tuple], list[BadRow], int]]) -> None:
-        got, bad, seen = done.result()
+    def take(done: Future[Task]) -> None:
+        got, bad, seen, unseen = done.result()
+        reader.mapper.unseen &= unseen  # a field any worker saw is seen
         report.lines += seen
         for row in bad:
             report.skip(row)
@@ -352,10 +415,19 @@ def _parallel(
         workers,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_start_worker,
-        initargs=(config.model_dump(),),
+        initargs=(config.model_dump(exclude_unset=True),),
     )
     try:
         for start, lines in reader.batches(LINES_PER_TASK):
+            if known:  # ids stored before: counted here, never sent to a worker
+                stored = known.rows([raw or b"" for raw in lines])
+                if any(stored):
+                    skipped = sum(stored)
+                    report.lines += skipped
+                    report.already += skipped
+                    lines = [b"" if s else raw for raw, s in zip(lines, stored, strict=True)]
+                    if skipped == len(lines):
+                        continue
             pending.append(pool.submit(_map_lines, reader.name, start, lines))
             if len(pending) >= 2 * workers:
                 take(pending.popleft())
@@ -397,8 +469,11 @@ def ingest(
         report.already += len(rows) - added
 
     workers = cpus() if workers is None else workers
+    upto = store.last_rowid()  # ids stored before now are skipped unread (online.known)
+    unseen: set[str] | None = None
     for path, fmt in checked:
-        reader = _Reader(path, fmt, RowMapper(config, columns=fmt == "csv"))
+        mapper = RowMapper(config, columns=fmt == "csv")
+        reader = _Reader(path, fmt, mapper, KnownIds(store, mapper, upto) if upto else None)
         if fmt == "jsonl" and workers > 1 and path.stat().st_size >= PARALLEL_FROM_BYTES:
             if batch:
                 flush()
@@ -409,11 +484,15 @@ def ingest(
 
             _parallel(reader, config, store_rows, report, tick, workers)
             done += reader.pos
+            unseen = mapper.unseen if unseen is None else unseen & mapper.unseen
             continue
         for row in reader.rows():
             report.lines += 1
             if isinstance(row, BadRow):
                 report.skip(row)
+                continue
+            if row is KNOWN:
+                report.already += 1
                 continue
             batch.append(row)
             if len(batch) >= BATCH:
@@ -421,8 +500,11 @@ def ingest(
                 if progress is not None:
                     progress(done + reader.pos, total)
         done += reader.pos
+        unseen = mapper.unseen if unseen is None else unseen & mapper.unseen
     if batch:
         flush()
+    if report.lines > report.already:  # else no row was read: nothing to say about fields
+        report.unseen = [(n, getattr(config, n)) for n in sorted(unseen or ())]
     store.record_files([p for p, _ in checked], time.time())
     if progress is not None:
         progress(total, total)

@@ -195,6 +195,15 @@ _FIELDS = (
 )  # fmt: skip
 
 
+# Fields a row may leave out: one the project names that no row has is most likely a typo
+# (``thumbs = "feedback.vot"``), warned about after the ingest (see RowMapper.unseen)
+_OPTIONAL = (
+    "version", "user", "contexts", "thumbs", "escalated", "resolved", "latency_ms",
+    "tokens_in", "tokens_out", "cost", "turns",
+)  # fmt: skip
+_INNER_OPTIONAL = ("context_id", "context_source", "context_text", "turn_timestamp")
+
+
 class RowMapper:
     """Maps rows by one ``[logs]`` config. ``columns=True``: each field is a CSV column
     name (not split at dots) and contexts/turns cells hold JSON text."""
@@ -216,6 +225,12 @@ class RowMapper:
                 "turn_timestamp",
             )
         }
+
+        # the optional fields the project names that no row read so far has; checked only
+        # while some are left, so it costs nothing once each has been seen
+        named = config.model_fields_set
+        self.unseen = {n for n in (*_OPTIONAL, *_INNER_OPTIONAL) if n in named}
+        self._unseen_top = [(i, n) for i, n in enumerate(_FIELDS) if n in self.unseen]
 
         # the keys an error message may print: those the config names (any other key of a
         # row is content, and may be personal data)
@@ -274,7 +289,9 @@ class RowMapper:
         (
             cid, at_value, version, user, question, answer, contexts, vote, escalated,
             resolved, latency, tokens_in, tokens_out, cost, turns,
-        ) = self.values(row)  # fmt: skip
+        ) = values = self.values(row)  # fmt: skip
+        if self._unseen_top:
+            self._saw(values)
         cid = _text(cid, cfg.id, number=True)
         if not cid:
             raise BadField(cfg.id, "empty")
@@ -308,6 +325,17 @@ class RowMapper:
             _optional_number(tokens_out, cfg.tokens_out, integer=True),
             _optional_number(cost, cfg.cost),
         ), contexts_json
+
+    def _saw(self, values: list[Any]) -> None:
+        seen = [(i, n) for i, n in self._unseen_top if values[i] is not MISSING]
+        for item in seen:
+            self._unseen_top.remove(item)
+            self.unseen.discard(item[1])
+
+    def _saw_inner(self, item: dict[str, Any], names: tuple[str, ...]) -> None:
+        for name in names:
+            if name in self.unseen and find(item, self.inner[name]) is not MISSING:
+                self.unseen.discard(name)
 
     def _cell_json(self, value: Any, name: str) -> Any:
         """A CSV cell holding JSON text (contexts, turns) parsed; JSON rows pass through."""
@@ -360,6 +388,8 @@ class RowMapper:
                 continue
             if not isinstance(item, dict):
                 raise BadField(at, f"expected an object or text, got {_kind(item)}")
+            if self.unseen:
+                self._saw_inner(item, ("context_id", "context_source", "context_text"))
             text = _text(find(item, ctext), f"{at}.{self.config.context_text}", required=False)
             ident = _text(
                 find(item, cid), f"{at}.{self.config.context_id}", required=False, number=True
@@ -394,6 +424,8 @@ class RowMapper:
                 continue
             if not isinstance(item, dict):
                 raise BadField(at, f"expected an object or text, got {_kind(item)}")
+            if "turn_timestamp" in self.unseen:
+                self._saw_inner(item, ("turn_timestamp",))
             question = _text(find(item, tq), f"{at}.{self.config.turn_question}")
             when = find(item, tt)
             at_s = (

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, overload
+from typing import Any, BinaryIO, Literal, overload
 
 import orjson
 
@@ -130,3 +131,35 @@ def jsonl_row(
         return convert(data)
     except BadField as exc:
         return BadRow(name, lineno, exc.field, exc.reason)
+
+
+# A line longer than this is a bad row, read past in pieces and never held whole: a
+# conversation is a few KB, and reading, parsing, redacting and storing a line holds it
+# several times over (a 50 MB line took 1.1 GB).
+MAX_LINE = 16 * 1024 * 1024
+TOO_LONG = (
+    f"a line longer than {MAX_LINE // (1024 * 1024)} MB: not read (no conversation is that "
+    "large; is it a dump of a document?)"
+)
+_PIECE = 1024 * 1024
+
+
+def bounded_lines(fh: BinaryIO) -> Iterator[tuple[bytes | None, int]]:
+    """Each line of ``fh`` with its length in bytes; None for a line over MAX_LINE, whose
+    bytes are read past a piece at a time (memory stays within MAX_LINE)."""
+    readline = fh.readline
+    while True:
+        raw = readline(MAX_LINE + 1)
+        if not raw:
+            return
+        if len(raw) <= MAX_LINE or raw.endswith(b"\n"):
+            yield raw, len(raw)
+            continue
+        size = len(raw)
+        del raw
+        while True:
+            piece = readline(_PIECE)
+            size += len(piece)
+            if not piece or piece.endswith(b"\n"):
+                break
+        yield None, size

@@ -209,6 +209,27 @@ class LogStore:
         except sqlite3.Error as exc:
             raise self._failure(exc) from None
 
+    def last_rowid(self) -> int:
+        """The largest rowid of a stored conversation (0: none). Rowids only grow and no
+        conversation is ever deleted, so the rows up to it are those stored by now."""
+        return int(next(self._rows("SELECT coalesce(max(rowid), 0) FROM conversations"))[0])
+
+    def stored_ids(self, ids: list[str], upto: int) -> set[str]:
+        """Those of ``ids`` stored in a row up to ``upto`` (a :meth:`last_rowid`), looked up
+        by the primary key's index, a few hundred per query."""
+        found: set[str] = set()
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            found.update(
+                r[0]
+                for r in self._rows(
+                    "SELECT id FROM conversations WHERE rowid <= ? AND id IN "
+                    f"({', '.join('?' * len(chunk))})",
+                    (upto, *chunk),
+                )
+            )
+        return found
+
     def _rows(self, sql: str, params: tuple[object, ...] = ()) -> Iterator[tuple]:
         # a for loop, not `yield from`: closing a generator left unfinished would close the
         # cursor too, which fails (and is reported as ignored) once the database is closed
