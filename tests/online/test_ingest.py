@@ -403,7 +403,7 @@ _KILLED_PARENT = """
 import multiprocessing, sys
 from concurrent.futures import ProcessPoolExecutor
 from ragrail.project import LogsConfig
-from ragrail.online import ingest
+from ragrail.online import workers
 
 def pid():
     import os
@@ -411,7 +411,7 @@ def pid():
 
 if __name__ == "__main__":
     pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=ingest._start_worker,
+                               initializer=workers._start_worker,
                                initargs=(LogsConfig().model_dump(),))
     pids = {pool.submit(pid).result() for _ in range(20)}
     print(" ".join(map(str, pids)), flush=True)

@@ -10,7 +10,6 @@ be read at all, or holds no readable row, is an :class:`InputError` raised by
 from __future__ import annotations
 
 import csv
-import os
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from ragrail.online.mapping import BadField, RowMapper
 from ragrail.online.record import Conversation
 from ragrail.online.rows import TOO_LONG, BadRow, bounded_lines, jsonl_row
 from ragrail.online.store import LogStore
+from ragrail.online.workers import cpus, parallel
 from ragrail.project import LogsConfig
 
 BATCH = 5000  # rows per transaction: few commits, and a batch is a few MB at most
@@ -324,120 +324,6 @@ def check_inputs(paths: Iterable[Path], config: LogsConfig) -> list[tuple[Path, 
 PARALLEL_FROM_BYTES = 32 * 1024 * 1024
 LINES_PER_TASK = 2_000
 
-_MAPPER: RowMapper | None = None  # a worker process's own, made by _start_worker
-
-
-def _start_worker(config: dict[str, object]) -> None:
-    global _MAPPER
-    _MAPPER = RowMapper(LogsConfig.model_validate(config))
-    _exit_with_parent()
-
-
-def _exit_with_parent() -> None:
-    """Make this worker exit when its parent dies: a ``kill -9`` skips the pool's shutdown,
-    and the worker would otherwise wait forever on a queue nobody writes to."""
-    import multiprocessing
-    import threading
-    from multiprocessing.connection import wait
-
-    if (parent := multiprocessing.parent_process()) is not None:
-        sentinel = parent.sentinel  # ready when the parent is gone
-        watch = threading.Thread(target=lambda: wait([sentinel]) and os._exit(1), daemon=True)
-        watch.start()
-
-
-Task = tuple[list[tuple], list[BadRow], int, frozenset[str]]
-
-
-def _map_lines(name: str, start: int, lines: list[bytes | None]) -> Task:
-    """In a worker: a batch of lines as (rows to store, bad rows, lines not blank, the
-    optional fields this worker has not seen yet)."""
-    assert _MAPPER is not None
-    rows: list[tuple] = []
-    bad: list[BadRow] = []
-    seen = 0
-    for offset, raw in enumerate(lines):
-        if raw is None:
-            row: tuple | BadRow | None = BadRow(name, start + offset, "-", TOO_LONG)
-        else:
-            row = jsonl_row(raw, start + offset, name, _MAPPER, stored=True)
-        if row is None:
-            continue
-        seen += 1
-        if isinstance(row, BadRow):
-            bad.append(row)
-        else:
-            rows.append(row)
-    return rows, bad, seen, frozenset(_MAPPER.unseen)
-
-
-def cpus() -> int:
-    """The CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
-
-
-def _parallel(
-    reader: _Reader,
-    config: LogsConfig,
-    store_rows: Callable[[list[tuple]], None],
-    report: IngestReport,
-    tick: Callable[[], None],
-    workers: int,
-) -> None:
-    """Ingest one JSON Lines file with worker processes, in file order (the first of two
-    rows with one id is the one kept, bad rows are listed in order, as in one process).
-    At most two batches per worker are in flight, so memory does not grow with the file."""
-    import multiprocessing
-    from collections import deque
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    pending: deque[Future[Task]] = deque()
-    rows: list[tuple] = []
-    known = reader.known
-
-    def take(done: Future[Task]) -> None:
-        got, bad, seen, unseen = done.result()
-        reader.mapper.unseen &= unseen  # a field any worker saw is seen
-        report.lines += seen
-        for row in bad:
-            report.skip(row)
-        rows.extend(got)
-        if len(rows) >= BATCH:
-            store_rows(rows)
-            rows.clear()
-            tick()
-
-    # spawn, not fork: the parent may hold threads (a progress bar) and open connections
-    pool = ProcessPoolExecutor(
-        workers,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_start_worker,
-        initargs=(config.model_dump(exclude_unset=True),),
-    )
-    try:
-        for start, lines in reader.batches(LINES_PER_TASK):
-            if known:  # ids stored before: counted here, never sent to a worker
-                stored = known.rows([raw or b"" for raw in lines])
-                if any(stored):
-                    skipped = sum(stored)
-                    report.lines += skipped
-                    report.already += skipped
-                    lines = [b"" if s else raw for raw, s in zip(lines, stored, strict=True)]
-                    if skipped == len(lines):
-                        continue
-            pending.append(pool.submit(_map_lines, reader.name, start, lines))
-            if len(pending) >= 2 * workers:
-                take(pending.popleft())
-        while pending:
-            take(pending.popleft())
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    if rows:
-        store_rows(rows)
-
 
 def ingest(
     paths: Iterable[Path],
@@ -482,7 +368,7 @@ def ingest(
                 if progress is not None:
                     progress(done + reader.pos, total)
 
-            _parallel(reader, config, store_rows, report, tick, workers)
+            parallel(reader, config, store_rows, report, tick, workers, LINES_PER_TASK, BATCH)
             done += reader.pos
             unseen = mapper.unseen if unseen is None else unseen & mapper.unseen
             continue
