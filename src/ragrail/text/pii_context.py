@@ -1,0 +1,216 @@
+"""What makes a number *not* personal data, read from the number's shape and the words
+around it: a date, a year list, an amount, a price with its currency on either side, a
+quantity with its unit, a version string, an IP address, a ZIP+4 code, a range of ports
+or pages, a figure in a table cell, or a label naming an order, invoice, shipment or
+other business reference (in English, German, French, Spanish, Italian, Portuguese,
+Dutch, Japanese, Chinese and Korean).
+
+A label naming a person's identifier ("ID", "customer", "account", "member", "phone")
+is not in the list: labels never protect personal data, only context that says what
+the number is. ragrail.text.pii_detect applies these before it calls a number a phone
+number; cards, IBANs, identity numbers in their own shape and numbers written with a
+country code are redacted whatever the label (see there).
+"""
+
+from __future__ import annotations
+
+import re
+
+_LATIN_WORD_END = r"(?![^\W\d_])"  # a unit is a whole word: "5 min" yes, "5 minty" no
+
+# "Order #", "Bestellnummer", "numéro de commande", "注文番号": a business reference.
+_ORDER_WORDS = (
+    # en
+    r"orders?|invoices?|inv|tracking|ticket|booking|confirmation|reference|ref|transaction|"
+    r"txn|shipment|parcel|package|consignment|waybill|awb|sku|serial|s/n|case|po|pnr|"
+    r"receipt|isbn(?:-1[03])?|issn|upc|ean(?:-1[03]|-8)?|gtin|asin|model|part|article|"
+    r"item|batch|lot|claim|request|incident|bug|issue|pr|build|release|page|pages|"
+    r"flight|train|room|gate|seat|table|route|bus|"
+    # de
+    r"bestellnummer|bestell-?nr|bestellung|auftragsnummer|auftrags-?nr|auftrag|"
+    r"rechnungsnummer|rechnungs-?nr|rechnung|sendungsnummer|sendungsverfolgungsnummer|"
+    r"sendung|paketnummer|artikelnummer|art\.?-?nr|vorgangsnummer|vorgang|ticketnummer|"
+    r"buchungsnummer|buchung|referenznummer|referenz|aktenzeichen|lieferscheinnummer|"
+    r"belegnummer|beleg|"
+    # fr
+    r"(?:num[ée]ro|n[°º]|no)\s+de\s+(?:commande|facture|suivi|colis|r[ée]servation|"
+    r"dossier|billet|transaction|r[ée]f[ée]rence)|commande|facture|colis|r[ée]servation|"
+    r"r[ée]f[ée]rence|r[ée]f|dossier|billet|suivi|"
+    # es, pt
+    r"(?:n[úu]mero|n[°º]|no|c[óo]digo)\s+d[eo]l?\s+(?:pedido|factura|fatura|seguimiento|"
+    r"rastreamento|rastreio|reserva|referencia|refer[êe]ncia|env[íi]o|envio|encomenda|"
+    r"billete|bilhete|expediente)|pedido|factura|fatura|nota\s+fiscal|seguimiento|"
+    r"rastreamento|rastreio|reserva|referencia|refer[êe]ncia|env[íi]o|encomenda|billete|"
+    r"bilhete|expediente|localizador|"
+    # it
+    r"numero\s+d(?:'|i\s+|ell')(?:ordine|fattura|tracciamento|spedizione|prenotazione|"
+    r"riferimento|pratica)|ordine|fattura|spedizione|tracciamento|prenotazione|"
+    r"riferimento|biglietto|pratica|"
+    # nl
+    r"bestelnummer|bestelling|ordernummer|factuurnummer|factuur|trackingnummer|"
+    r"zendingnummer|zending|boekingsnummer|boeking|referentienummer|referentie|kenmerk|"
+    r"pakketnummer"
+)
+_ORDER_CJK = (
+    # ja
+    r"ご?注文番号|ご?注文|請求書番号|追跡番号|お?問い?合わせ番号|予約番号|伝票番号|"
+    r"受付番号|品番|型番|管理番号|商品番号|"
+    # zh
+    r"订单号|订单编号|訂單號碼?|订单|訂單|发票号|發票號|运单号|運單號|快递单号|物流单号|"
+    r"跟踪号|追踪号|预订号|預訂號|参考号|工单号|"
+    # ko
+    r"주문\s?번호|송장\s?번호|운송장\s?번호|예약\s?번호|참조\s?번호|청구서\s?번호|접수\s?번호"
+)
+# Matched whole against the last one to four words before the number (a search over
+# the 48 characters before it would try every alternative at every position: 25 µs)
+_ORDER_LABEL = re.compile(
+    rf"(?:{_ORDER_WORDS})\.?(?:[\s-]*(?:number|num|nr|nº|n°|no|nummer|número|numero|code|id)\.?)?",
+    re.I,
+)
+_ORDER_LABEL_CJK = re.compile(rf"(?:{_ORDER_CJK})[はがをの：:]?\Z")
+_LABEL_END = " \t#:：=№.°º"
+
+_CURRENCY_SIGNS = "$€£¥₹₩₽¢₺₪฿₫₱₴₦"
+_CODES = (
+    r"USD|EUR|GBP|JPY|CHF|INR|CNY|RMB|KRW|BRL|MXN|CAD|AUD|SEK|NOK|DKK|PLN|CZK|HUF|RUB|TRY|"
+    r"ZAR|HKD|SGD|NZD|TWD|THB|IDR|PHP|VND|ARS|CLP|COP|PEN|AED|SAR|ILS|EGP|NGN|Rs\.?|Rp|R\$"
+)
+_CURRENCY_BEFORE = re.compile(rf"(?:[{_CURRENCY_SIGNS}]|(?<![^\W\d_])(?:{_CODES}))\s?\Z")
+_CURRENCY_AFTER = re.compile(
+    rf"\s?(?:[{_CURRENCY_SIGNS}円元원圓]|(?:{_CODES}|yen|euros?|dollars?|pounds?|rupees?|"
+    r"reais|real|pesos?|francs?|kronor|kroner|kronen?|złotych|zlotys?|zł|kr|yuan|won|"
+    r"rubles?|roubles?|lire|lira|rand|baht|ringgit|dirhams?|Euro)"
+    rf"{_LATIN_WORD_END})",
+    re.I,
+)
+# A quantity: "12345678 ms", "1500000 tokens", "3600000 Sekunden", "1234567件"
+_UNIT_AFTER = re.compile(
+    r"\s?(?:(?:ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|"
+    r"months?|years?|yrs?|bytes?|[kKMGTP]i?B|bits?|bps|[kMG]bps|tokens?|words?|chars?|"
+    r"characters?|rows?|lines?|records?|requests?|reqs?|calls?|users?|visits?|visitors?|"
+    r"views?|downloads?|times|items?|units?|pieces?|pcs|km|cm|mm|m|mi|kg|mg|g|lbs?|oz|"
+    r"px|pt|dpi|Hz|kHz|MHz|GHz|mAh|kWh|W|V|"
+    r"Tage?n?|Stunden?|Sekunden?|Minuten?|Jahre?n?|Stück|jours?|heures?|secondes?|"
+    r"minutes?|ans|días?|horas?|segundos?|minutos?|años?|giorni|ore|secondi|minuti|anni|"
+    r"dias?|anos?|dagen|uur|seconden|minuten|jaar)"
+    rf"{_LATIN_WORD_END}|[%‰]|(?:秒|分|時間|日|件|回|個|人|次|天|小时|年|초|분|시간|일|명|건|개|번))",
+)
+_VERSION_WORDS = frozenset(
+    "v ver version versión versão versione build release firmware kernel windows macos ios "
+    "ipados android chrome firefox safari edge python node java bios patch rev revision sdk "
+    "api".split()
+)
+_PORT_RANGE_BEFORE = re.compile(
+    r"\b(?:ports?|range|pages?|pp?\.|seiten|s\.|lines?|rows?|puertos|porte|poorten)\s*\Z", re.I
+)
+_ZIP_BEFORE = re.compile(r"(?:\b[A-Z]{2}|\bzip(?:\s*code)?\W{0,3})\s?\Z", re.I)
+_TABLE_BEFORE = re.compile(r"(?:\A|[|\t\n])[ \t]*\Z")
+_TABLE_AFTER = re.compile(r"[ \t]*(?:[|\t\n]|\Z)")
+
+
+def date_shaped(groups: list[str], separators: set[str]) -> bool:
+    """2024-01-15, 15.01.2024, 01/15/2024, 2024 01 15, or a compact 20240115[hhmm[ss]]."""
+    if len(separators) > 1:
+        return False
+    sizes = [len(g) for g in groups]
+    if sizes == [4, 2, 2] or sizes == [4, 1, 1] or (sizes[:3] == [4, 2, 2] and len(sizes) <= 5):
+        year, month, day = groups[:3]
+    elif len(sizes) == 3 and sizes[2] == 4 and sizes[0] <= 2 and sizes[1] <= 2:
+        day, month, year = groups
+        if int(month) > 12:  # US order: month first
+            day, month = month, day
+    elif len(groups) == 1 and len(groups[0]) in (8, 12, 14):
+        digits = groups[0]
+        year, month, day = digits[:4], digits[4:6], digits[6:8]
+        if len(digits) > 8 and (int(digits[8:10]) > 23 or int(digits[10:12]) > 59):
+            return False
+    else:
+        return False
+    return year[:2] in ("19", "20") and 1 <= int(month) <= 12 and 1 <= int(day) <= 31
+
+
+def years_listed(groups: list[str]) -> bool:
+    """2019 2020 2021, 2023/2024, 2020-2024: years, not one number."""
+    return len(groups) >= 2 and all(len(g) == 4 and g[:2] in ("19", "20") for g in groups)
+
+
+def amount_shaped(groups: list[str], separators: set[str]) -> bool:
+    """1.000.000 or 1,000 (thousands), or 1 000 000 with a short first group."""
+    if len(groups) < 2 or len(separators) != 1 or any(len(g) != 3 for g in groups[1:]):
+        return False
+    sep = next(iter(separators))
+    first = len(groups[0])
+    return (sep == "." and first <= 3) or (sep == " " and first <= 2)
+
+
+def ip_shaped(run: str) -> bool:
+    """192.168.1.20: four dotted numbers of 0-255."""
+    parts = run.split(".")
+    return len(parts) == 4 and all(p.isdigit() and len(p) <= 3 and int(p) <= 255 for p in parts)
+
+
+def version_shaped(run: str, before: str) -> bool:
+    """10.0.19045.3803, v2.1.1234567: dotted, after a version word or with a one-digit
+    part after the first (a dotted phone number has none: 1.800.555.1234)."""
+    parts = run.split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts):
+        return False
+    if version_labelled(before):
+        return True
+    return len(parts) >= 3 and any(len(p) == 1 for p in parts[1:])
+
+
+def kept_by_context(text: str, start: int, end: int, groups: list[str], seps: set[str]) -> bool:
+    """Whether the number text[start:end] (written without a country code) is a date,
+    an amount, a price, a quantity, a version, a range, a ZIP+4 code or a table figure.
+    IP addresses are decided by the caller (kept or redacted by an option)."""
+    run = text[start:end]
+    if date_shaped(groups, seps) or amount_shaped(groups, seps) or years_listed(groups):
+        return True
+    if seps == {"."} and len(groups) == 2:  # 3.14159265: a decimal
+        return True
+    before = text[max(0, start - 40) : start]
+    if (seps <= {"."} and version_shaped(run, before)) or version_labelled(before):
+        return True
+    if _CURRENCY_BEFORE.search(before) or _CURRENCY_AFTER.match(text, end):
+        return True
+    if _UNIT_AFTER.match(text, end):
+        return True
+    if len(groups) == 2 and seps == {"-"}:
+        a, b = groups
+        if (len(a), len(b)) == (5, 4) and _ZIP_BEFORE.search(before):
+            return True
+        if len(a) == len(b) and int(a) < int(b) and _PORT_RANGE_BEFORE.search(before):
+            return True
+    if len(groups) != 1 or len(run) > 9 or run[0] == "0":
+        return False
+    # a figure in a table cell (Markdown or tab-separated), bare and not dialled (no 0)
+    cell_start = _TABLE_BEFORE.search(text, max(0, start - 40), start)
+    cell_end = _TABLE_AFTER.match(text, end)
+    return (
+        cell_start is not None
+        and cell_end is not None
+        and any(ch in "|\t" for ch in cell_start.group(0) + cell_end.group(0))
+    )
+
+
+def _last_words(before: str, strip: str) -> list[str]:
+    return before.rstrip(strip).split()[-4:]
+
+
+def version_labelled(before: str) -> bool:
+    """Whether ``before`` ends with a version word ("Windows", "build", "v")."""
+    words = _last_words(before, " \t:")
+    return bool(words) and words[-1].lower().rstrip(".") in _VERSION_WORDS
+
+
+def order_labelled(text: str, start: int) -> bool:
+    """Whether the number at ``start`` follows a label naming a business reference."""
+    words = _last_words(text[max(0, start - 48) : start], _LABEL_END)
+    if not words:
+        return False
+    if _ORDER_LABEL_CJK.search(words[-1][-12:]) is not None:
+        return True
+    return any(
+        _ORDER_LABEL.fullmatch(" ".join(words[-k:])) is not None for k in range(1, len(words) + 1)
+    )
