@@ -90,6 +90,11 @@ PII_FOUND = [
     ("Pay to DE89 3704 0044 0532 0130 00 OK", None, ["IBAN DE…00"]),
     ("iban de89370400440532013000.", None, ["IBAN DE…00"]),
     ("GB82 WEST 1234 5698 7654 32", None, ["IBAN GB…32"]),
+    # issue 25: a label never protects a card (this was kept as an order number before)
+    ("Order #4111111111111111 has shipped", None, ["card number 41…11"]),
+    ("WhatsApp ID: +44 7700 900123", None, ["phone number 44…23"]),
+    ("tel:+14155552671 or 0049 30 1234567", None, ["phone number 14…71", "phone number 00…67"]),
+    ("０９０－１２３４－５６７８", "JP", ["phone number ０９…７８"]),
     (
         "Card 4111 1111 1111 1111, mail a@b.io, IBAN GB82WEST12345698765432",
         None,
@@ -105,7 +110,6 @@ PII_NOT = [
     ("Delivered on 15.01.2024 10:30:15", None),
     ("Due 01/15/2024, 10:30 am", "US"),
     ("Order #123456789 has shipped", "IN"),
-    ("Order #4111111111111111 has shipped", None),  # Luhn-valid, but an order number
     ("tracking no. 9876543210", "IN"),  # a valid Indian mobile, but labelled
     ("ISBN 978-3-16-148410-0", None),
     ("ISBN 9780306406065", None),
@@ -121,6 +125,9 @@ PII_NOT = [
     ("Call (415) 555-0132", None),  # a national number needs its region
     ("Gold costs ₹149/month; refunds take 5-7 days.", "IN"),
     ("Version 4.1.1111111111111111 and build 20240115", None),
+    ("Bestellnummer 4155552671, 注文番号 09012345678", "US"),
+    ("USD 4155552671 and 4155552671円 and 415 555 267 euros", "US"),
+    ("Windows 10.0.19045.3803, UPC 036000291452, EAN 4006381333931", "US"),
 ]
 
 
