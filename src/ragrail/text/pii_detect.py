@@ -270,16 +270,23 @@ class Detector:
 
     def _numbers(self, t: str, taken: list[Hit]) -> list[Hit]:
         found: list[Hit] = []
-        for m in _RUN.finditer(t):
+        m = _RUN.search(t)
+        while m is not None:
             start, end = m.span()
             main_end = m.start("ext") if m.group("ext") else end
-            if main_end - start < 7 or any(a < end and start < b for a, b, _ in taken):
-                continue
             if start and _WORD.match(t[start - 1]):
-                continue  # glued to a word: an identifier (SKU4111..., A1234567B)
-            if _GLUED.match(t, end) is not None:
-                continue  # glued after: a word, an "@", a decimal or time part
-            found += self._classify(t, start, main_end, end)
+                # glued to a word, the first group is part of an identifier (SKU4111...,
+                # A1234567B); what follows its gap is read again ("v1 (415) 555-2671")
+                gap = _GROUP_GAP.search(t, start, main_end)
+                m = _RUN.search(t, gap.end() if gap else end)
+                continue
+            if (
+                main_end - start >= 7
+                and not any(a < end and start < b for a, b, _ in taken)
+                and _GLUED.match(t, end) is None  # a word, an "@", a decimal or time part
+            ):
+                found += self._classify(t, start, main_end, end)
+            m = _RUN.search(t, end)
         return found
 
     def _classify(self, t: str, start: int, main_end: int, end: int) -> list[Hit]:
