@@ -139,8 +139,9 @@ class _Reader:
         for chunk in _chunks(self._lines(fh)):
             stored = known.rows([raw or b"" for _, raw in chunk])
             for (lineno, raw), skip in zip(chunk, stored, strict=True):
-                row = KNOWN if skip else self._row(lineno, raw)
-                if row is not None:
+                if skip:
+                    yield KNOWN
+                elif (row := self._row(lineno, raw)) is not None:
                     yield row
 
     def batches(self, size: int) -> Iterator[tuple[int, list[bytes | None]]]:
@@ -305,7 +306,8 @@ def check_inputs(paths: Iterable[Path], config: LogsConfig) -> list[tuple[Path, 
                 _check_columns(reader, config)
             if isinstance(row, Conversation):
                 break
-            first_bad = first_bad or row
+            if isinstance(row, BadRow):  # no Known here: this reader skips no id
+                first_bad = first_bad or row
         else:
             if first_bad is None:
                 raise InputError("log file has no rows", str(path))
@@ -377,7 +379,7 @@ def ingest(
             if isinstance(row, BadRow):
                 report.skip(row)
                 continue
-            if row is KNOWN:
+            if isinstance(row, Known):
                 report.already += 1
                 continue
             batch.append(row)
