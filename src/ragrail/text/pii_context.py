@@ -73,7 +73,8 @@ _LABEL_END = " \t#:：=№.°º"
 _CURRENCY_SIGNS = "$€£¥₹₩₽¢₺₪฿₫₱₴₦"
 _CODES = (
     r"USD|EUR|GBP|JPY|CHF|INR|CNY|RMB|KRW|BRL|MXN|CAD|AUD|SEK|NOK|DKK|PLN|CZK|HUF|RUB|TRY|"
-    r"ZAR|HKD|SGD|NZD|TWD|THB|IDR|PHP|VND|ARS|CLP|COP|PEN|AED|SAR|ILS|EGP|NGN|Rs\.?|Rp|R\$"
+    r"ZAR|HKD|SGD|NZD|TWD|THB|IDR|PHP|VND|ARS|CLP|COP|PEN|AED|SAR|ILS|EGP|NGN|Rs\.?|Rp|R\$|"
+    r"zł|kr|Kč|Ft|lei"
 )
 _CURRENCY_BEFORE = re.compile(rf"(?:[{_CURRENCY_SIGNS}]|(?<![^\W\d_])(?:{_CODES}))\s?\Z")
 _CURRENCY_AFTER = re.compile(
@@ -104,8 +105,8 @@ _PORT_RANGE_BEFORE = re.compile(
     r"\b(?:ports?|range|pages?|pp?\.|seiten|s\.|lines?|rows?|puertos|porte|poorten)\s*\Z", re.I
 )
 _ZIP_BEFORE = re.compile(r"(?:\b[A-Z]{2}|\bzip(?:\s*code)?\W{0,3})\s?\Z", re.I)
-_TABLE_BEFORE = re.compile(r"(?:\A|[|\t\n])[ \t]*\Z")
-_TABLE_AFTER = re.compile(r"[ \t]*(?:[|\t\n]|\Z)")
+_TABLE_BEFORE = re.compile(r"(?:\A|[|\t\n(\[])[ \t]*\Z")
+_TABLE_AFTER = re.compile(r"[ \t]*(?:[|\t\n.)\]]|\Z)")
 
 
 def date_shaped(groups: list[str], separators: set[str]) -> bool:
@@ -194,8 +195,12 @@ def kept_by_context(text: str, start: int, end: int, groups: list[str], seps: se
     )
 
 
+_WORD_GAP = re.compile(r"[\s()\[\]{}\"“”«»「」『』【】：:,;]+")
+
+
 def _last_words(before: str, strip: str) -> list[str]:
-    return before.rstrip(strip).split()[-4:]
+    """The last four words of ``before`` (brackets, quotes and colons part them too)."""
+    return [w for w in _WORD_GAP.split(before.rstrip(strip)) if w][-4:]
 
 
 def version_labelled(before: str) -> bool:

@@ -118,6 +118,8 @@ _UNSPACED = "\u0e00-\u0e7f\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
 _WORD = re.compile(rf"[^\W{_UNSPACED}]")
 _GLUED = re.compile(rf"[^\W{_UNSPACED}]|@|[.,:]\d")
 _NON_DIGIT = re.compile(r"\D+")
+# "XJ-1234567", "a456-426614174000": a code's part after a dash, not a number of its own
+_CODE_DASH = re.compile(rf"[^\W{_UNSPACED}]-")
 _EXPIRY = re.compile(r"(?:\d\d?/\d\d(?:\d\d)?[ .\-]?)+")
 _GROUP_GAP = re.compile(r"[ .\-](?=\(?\d)")
 
@@ -274,7 +276,7 @@ class Detector:
         while m is not None:
             start, end = m.span()
             main_end = m.start("ext") if m.group("ext") else end
-            if start and _WORD.match(t[start - 1]):
+            if start and (_WORD.match(t[start - 1]) or _CODE_DASH.match(t, max(0, start - 2))):
                 # glued to a word, the first group is part of an identifier (SKU4111...,
                 # A1234567B); what follows its gap is read again ("v1 (415) 555-2671")
                 gap = _GROUP_GAP.search(t, start, main_end)
