@@ -7,7 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragrail.records.results import RetrievedChunk, Sample, Trace
-from ragrail.system.answerers.base import NO_CONTEXT_ANSWER, Answerer, AnswerRequest
+from ragrail.system.answerers.base import (
+    NO_CONTEXT_ANSWER,
+    Answerer,
+    AnswerRequest,
+    AnswerResult,
+)
 from ragrail.system.corpus import Chunk, describe_chunking, load_documents, make_chunks
 from ragrail.system.defaults import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
 from ragrail.system.prompt import DEFAULT_TEMPLATE, build_prompt, estimate_tokens
@@ -79,15 +84,22 @@ class Pipeline:
             for row in hits
         ]
 
-    def prepare(self, ids: Sequence[str], questions: Sequence[str]) -> list[Trace]:
+    def prepare(
+        self,
+        ids: Sequence[str],
+        questions: Sequence[str],
+        queries: Sequence[str] | None = None,
+    ) -> list[Trace]:
         """Retrieve for every question and build the prompts; answer nothing yet.
 
-        A question whose search returns nothing gets no prompt: it never
-        reaches the answerer, and the bot says it doesn't know, as the
-        product would.
+        ``queries``: what to search for instead of each question (a turn of a
+        conversation: :func:`ragrail.system.query.search_query`); the prompt keeps the
+        question. A question whose search returns nothing gets no prompt: it never
+        reaches the answerer, and the bot says it doesn't know, as the product would.
         """
         traces: list[Trace] = []
-        for case_id, question, ctx in zip(ids, questions, self.retrieve(questions), strict=True):
+        found = self.retrieve(questions if queries is None else queries)
+        for case_id, question, ctx in zip(ids, questions, found, strict=True):
             trace = Trace(case_id=case_id, retrieved=ctx)
             if ctx:
                 chunks = [Chunk(id=c.id, source=c.source, text=c.text) for c in ctx]
@@ -120,8 +132,17 @@ class Pipeline:
         """Retrieve, build prompts, then answer each prompt ``repeats`` times."""
         traces = self.prepare(ids, questions)
         requests = self.requests(traces, questions, repeats)
+        self.record_answers(traces, requests, answerer.answer_all(requests))
+        return traces
+
+    @staticmethod
+    def record_answers(
+        traces: Sequence[Trace], requests: Sequence[AnswerRequest], results: Sequence[AnswerResult]
+    ) -> None:
+        """Each request's answer into its trace: the first repeat's as the answer, the
+        others as its samples."""
         by_id = {t.case_id: t for t in traces}
-        for req, result in zip(requests, answerer.answer_all(requests), strict=True):
+        for req, result in zip(requests, results, strict=True):
             trace = by_id[req.case_id]
             if req.repeat == 0:
                 trace.answer = result.answer
@@ -137,4 +158,3 @@ class Pipeline:
                         usage=result.usage,
                     )
                 )
-        return traces
