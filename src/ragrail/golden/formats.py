@@ -15,8 +15,9 @@ from pydantic import (
 
 from ragrail.errors import InputError
 from ragrail.fileio import BOM, read_text
+from ragrail.golden.turns import check_conversations, expand_turns
 from ragrail.jsonio import json_array_items, parse_json
-from ragrail.records.case import Case, GoldenSet
+from ragrail.records.case import Case, GoldenSet, turn_id
 from ragrail.text.matching import Fact
 
 GOLDEN_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml", ".csv")
@@ -24,6 +25,9 @@ LIST_SEPARATOR = "|"  # between sources, facts or tags in one CSV cell
 
 
 CSV_COLUMNS = ("id", "question", "sources", "facts", "tags", "expect", "provenance")
+# A conversation in CSV: one row per turn, the conversation's id in every row and the
+# turn's number (or blank: the next one); the id cell may be left blank for a turn.
+CSV_TURN_COLUMNS = ("conversation", "turn")
 CSV_MAX_CELL = 10 * 1024 * 1024  # characters in one CSV cell (Python's csv stops at 128 KiB)
 
 
@@ -167,11 +171,11 @@ def _csv_header(reader: Any, path: Path) -> list[str]:
         raise InputError("the golden set has no cases (no CSV header)", str(path))
     names = [h.strip() for h in header]
     # an unknown header cell is not printed: a header pasted from data may hold personal data
-    unknown = [n for n, f in enumerate(names, start=1) if f not in CSV_COLUMNS]
+    known = CSV_COLUMNS + CSV_TURN_COLUMNS
+    unknown = [n for n, f in enumerate(names, start=1) if f not in known]
     if unknown:
         raise InputError(
-            f"unknown CSV column (header column {unknown[0]}); expected "
-            f"{', '.join(CSV_COLUMNS)}",
+            f"unknown CSV column (header column {unknown[0]}); expected {', '.join(known)}",
             f"{path}:1",
         )
     first: dict[str, int] = {}
@@ -197,6 +201,7 @@ def _csv_items(text: str, path: Path) -> list[tuple[Any, int]]:
     reader = _csv_reader(text)
     names = _csv_header(reader, path)
     items: list[tuple[Any, int]] = []
+    turns: dict[str, int] = {}  # conversation -> its last turn so far
     start = reader.line_num + 1
     while True:
         try:
@@ -228,12 +233,34 @@ def _csv_items(text: str, path: Path) -> list[tuple[Any, int]]:
                 item["expect"] = cells["expect"].strip()
             if cells.get("provenance", "").strip():  # a JSON object, as JSON golden sets write it
                 item["provenance"] = _csv_json(cells["provenance"], "provenance", path, start)
+            _csv_turn(item, cells, turns, f"{path}:{start}")
             try:
                 item["sources"] = csv_graded_sources(item["sources"])
             except ValueError as exc:
                 raise InputError(f"field 'sources': {exc}", f"{path}:{start}") from None
             items.append((item, start))
         start = reader.line_num + 1
+
+
+def _csv_turn(
+    item: dict[str, Any], cells: dict[str, str], turns: dict[str, int], where: str
+) -> None:
+    """A row's ``conversation`` and ``turn`` cells into the case (a blank turn is the
+    conversation's next; a blank id, the turn's id)."""
+    conversation, number = cells.get("conversation", "").strip(), cells.get("turn", "").strip()
+    if not conversation and not number:
+        return
+    if not conversation:
+        raise InputError(
+            "field 'turn': a turn needs its conversation's id in 'conversation'", where
+        )
+    if number and not (number.isascii() and number.isdigit() and int(number) >= 1):
+        raise InputError(f"field 'turn': expected a turn number from 1, not {number!r}", where)
+    turn = int(number) if number else turns.get(conversation, 0) + 1
+    turns[conversation] = turn
+    item["conversation"], item["turn"] = conversation, turn
+    if not item["id"].strip():
+        item["id"] = turn_id(conversation, turn)
 
 
 def csv_facts(cell: str, path: Path, line: int) -> list[Any]:
@@ -309,7 +336,7 @@ def _build(path: Path, raw: Iterable[tuple[Any, int]], root: Path) -> GoldenSet:
     cases: list[Case] = []
     lines: dict[str, int] = {}
     imported: set[str] = set()  # check functions already imported
-    for index, (item, line) in enumerate(raw):
+    for index, (item, line) in enumerate(expand_turns(raw, path)):
         where = f"{path}:{line}" if line else f"{path}: case #{index + 1}"
         if not isinstance(item, dict):
             raise InputError(f"case #{index + 1} must be an object", where)
@@ -329,7 +356,9 @@ def _build(path: Path, raw: Iterable[tuple[Any, int]], root: Path) -> GoldenSet:
         lines[case.id] = line
     if not cases:
         raise InputError("the golden set has no cases", str(path))
-    return GoldenSet(path=path, cases=cases, lines=lines)
+    golden = GoldenSet(path=path, cases=cases, lines=lines)
+    check_conversations(cases, golden.where)
+    return golden
 
 
 def _first_error(exc: ValidationError) -> str:

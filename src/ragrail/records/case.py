@@ -56,6 +56,14 @@ class Case(LeanModel):
     # --from-log`): {"from": "production", "conversation": id, "date": ISO date, "version"}.
     # `ragrail lint` warns when such a case disappears from the golden set.
     provenance: dict[str, str] = Field(default_factory=dict, exclude_if=lambda p: not p)
+    # A turn of a conversation (a golden entry with ``turns``): the entry's id and the
+    # turn's number from 1; the case's id is then f"{conversation} turn {turn}".
+    conversation: str | None = Field(default=None, min_length=1, exclude_if=lambda c: c is None)
+    turn: StrictInt | None = Field(default=None, ge=1, exclude_if=lambda t: t is None)
+    # The conversation so far, filled at run time on a per-run copy: each earlier
+    # turn's {"question", "answer"}, the answers the system itself gave. Never written:
+    # a golden set states the questions, not the answers a given run got.
+    history: list[dict[str, str]] = Field(default_factory=list, exclude=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -103,6 +111,16 @@ class Case(LeanModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _turn_of_a_conversation(self) -> Case:
+        if (self.conversation is None) != (self.turn is None):
+            raise ValueError('"conversation" and "turn" go together: give both or neither')
+        if self.conversation is not None and self.id != turn_id(self.conversation, self.turn):
+            raise ValueError(
+                f"a turn's id is {turn_id(self.conversation, self.turn)!r}, not {self.id!r}"
+            )
+        return self
+
     @field_validator("question")
     @classmethod
     def _question_not_blank(cls, value: str) -> str:
@@ -132,6 +150,11 @@ class Case(LeanModel):
     def relevance(self) -> dict[str, int]:
         """Every judged article with its grade: a plain list of sources is grade 1 each."""
         return dict(self.grades) if self.grades else dict.fromkeys(self.sources, 1)
+
+
+def turn_id(conversation: str, turn: int | None) -> str:
+    """The id of a conversation's turn (numbered from 1): ``"pro-plan-followup turn 2"``."""
+    return f"{conversation} turn {turn}"
 
 
 def grade_problem(graded: dict[Any, Any]) -> str | None:
