@@ -119,6 +119,7 @@ _WORD = re.compile(rf"[^\W{_UNSPACED}]")
 _GLUED = re.compile(rf"[^\W{_UNSPACED}]|@|[.,:]\d")
 _NON_DIGIT = re.compile(r"\D+")
 # "XJ-1234567", "a456-426614174000": a code's part after a dash, not a number of its own
+_IBAN_HEAD = re.compile(r"(?:\A|[^A-Za-z0-9])[A-Za-z]{2}[0-9]{2}\Z|\A[A-Za-z]{2}[0-9]{2}\Z")
 _CODE_DASH = re.compile(rf"[^\W{_UNSPACED}]-")
 _EXPIRY = re.compile(r"(?:\d\d?/\d\d(?:\d\d)?[ .\-]?)+")
 _GROUP_GAP = re.compile(r"[ .\-](?=\(?\d)")
@@ -280,6 +281,8 @@ class Detector:
                 # glued to a word, the first group is part of an identifier (SKU4111...,
                 # A1234567B); what follows its gap is read again ("v1 (415) 555-2671")
                 gap = _GROUP_GAP.search(t, start, main_end)
+                if _IBAN_HEAD.match(t, max(0, start - 3), start + 2):
+                    gap = None  # "DE89 3704 ...": an IBAN that failed its check, not a card
                 m = _RUN.search(t, gap.end() if gap else end)
                 continue
             if (
