@@ -12,7 +12,10 @@ Causes, in the order they are tried (the first that applies is the cause):
   the chunker cut the sentence holding it, and that chunk ranked too low (the
   words that would have matched the question went to the neighbouring chunk);
 - ``retrieval miss``: a needed fact was not retrieved (ranked below k, below
-  the minimum score, or absent);
+  the minimum score, or absent); when the system's retrieval ran in stages
+  (``Trace.stages``) and one of them held the fact, the detail names the stage and rank
+  that had it and the stage that dropped it ("retrieved at rank 17 by bm25, dropped by
+  rerank");
 - ``answer missed a retrieved fact``: every missing fact was retrieved, the
   answer left it out;
 - ``wrong or unknown citation``; ``unsupported claim``; ``code check``.
@@ -254,6 +257,18 @@ def assign_cause(
     missing = [f for f in result.facts if f'missing "{f}"' in result.problems]
     unretrieved = [f for f in missing if f not in result.facts_retrieved]
     by_fact = {m.fact: m for m in result.missed_facts}
+    lost = _stage_losses(result, unretrieved, normalised)
+    if lost:  # a stage of the system's retrieval held the fact and a later one dropped it
+        result.cause = "retrieval miss"
+        result.cause_detail = "; ".join(
+            f'"{f}" {lost[str(f)]}'
+            if str(f) in lost
+            else describe_missed(by_fact[f], min_score)
+            if f in by_fact
+            else f'"{f}" not retrieved'
+            for f in unretrieved
+        )
+        return
     if unretrieved:
         located = [by_fact[f] for f in unretrieved if f in by_fact]
         split = [m for m in located if m.where == "cut" and m.rank is None]
@@ -293,6 +308,24 @@ def assign_cause(
         result.cause, result.cause_detail = "code check", "; ".join(result.check_problems)
     else:
         result.cause, result.cause_detail = "other", "; ".join(result.problems)
+
+
+def _stage_losses(
+    result: CaseResult, facts: Sequence[str], normalised: Callable[[str], str]
+) -> dict[str, str]:
+    """For each of ``facts`` some retrieval stage held: where it was, and which stage
+    dropped it (:func:`ragrail.scoring.stages.where_lost`)."""
+    stages = result.trace.stages
+    if not stages or not facts:
+        return {}
+    from ragrail.scoring.stages import where_lost
+
+    out = {}
+    for fact in facts:
+        where = where_lost(fact, result.sources, stages, normalised)
+        if where is not None:
+            out[str(fact)] = where
+    return out
 
 
 def _retrieved_rank(

@@ -30,6 +30,7 @@ from ragrail.records.trace import Claim as Claim
 from ragrail.records.trace import MissedFact as MissedFact
 from ragrail.records.trace import RetrievedChunk as RetrievedChunk
 from ragrail.records.trace import Sample as Sample
+from ragrail.records.trace import StageScores as StageScores
 from ragrail.records.trace import Trace as Trace
 from ragrail.records.verdicts import Corrected as Corrected
 from ragrail.records.verdicts import CriterionResult as CriterionResult
@@ -91,6 +92,7 @@ class CaseResult(_Model):
     # each check the answers faced (see CHECK_NAMES): in how many of answer_runs it held
     checks: dict[str, Count] = Field(default_factory=dict)
     missed_facts: list[MissedFact] = Field(default_factory=list)
+    stages: list[StageScores] = Field(default_factory=list, exclude_if=lambda s: not s)
     cause: str | None = None
     cause_detail: str | None = None
     judge: JudgeResult | None = None
@@ -179,6 +181,8 @@ class Totals(_Model):
     stats: dict[str, Stat] = Field(default_factory=dict)
     causes: dict[str, Count] = Field(default_factory=dict)
     expected: dict[str, Expected] = Field(default_factory=dict, exclude_if=lambda e: not e)
+    # per retrieval stage: hit_rate, recall, mrr (ragrail.scoring.stages.stage_totals)
+    stages: dict[str, dict[str, Stat]] = Field(default_factory=dict, exclude_if=lambda s: not s)
 
     @model_validator(mode="after")
     def _passed_within_answers(self) -> Totals:

@@ -46,6 +46,14 @@ class Sample(_Model):
     escalated: bool | None = Field(default=None, exclude_if=lambda e: e is None)
 
 
+class Stage(_Model):
+    """One step of a retrieval pipeline (retrieve -> rerank -> ...): its name and the
+    contexts it kept, in rank order. The last step's are usually the answer's contexts."""
+
+    name: str
+    contexts: list[RetrievedChunk] = Field(default_factory=list)
+
+
 class Trace(_Model):
     """What the system under test did for one question."""
 
@@ -62,6 +70,8 @@ class Trace(_Model):
     latency_ms: float = Field(default=0.0, ge=0.0)
     usage: CallUsage | None = None
     samples: list[Sample] = Field(default_factory=list)
+    # the retrieval pipeline's steps, in order (ragrail.scoring.stages scores each)
+    stages: list[Stage] = Field(default_factory=list, exclude_if=lambda s: not s)
     # What the system said about itself with this answer: its index's size in chunks and
     # its own settings ({"chunk_size": 512}). The run's config keeps them
     # (ragrail.run.system_config); never saved per question.
@@ -92,6 +102,18 @@ class ArticleScores(_Model):
     reciprocal_rank: Rate | None = None
     average_precision: Rate | None = None
     ndcg_at_k: Rate | None = None
+
+
+class StageScores(_Model):
+    """Retrieval scores of one stage's contexts, as the final contexts are scored
+    (:mod:`ragrail.scoring.stages`); None where the case has no facts."""
+
+    name: str
+    n_contexts: Count = 0
+    facts_retrieved: list[FactField] = Field(default_factory=list)
+    hit: bool | None = None
+    recall: Rate | None = None
+    reciprocal_rank: Rate | None = None
 
 
 class MissedFact(_Model):

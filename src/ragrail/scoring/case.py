@@ -212,6 +212,10 @@ def score_case(case: Case, trace: Trace, options: ScoringOptions | None = None) 
         "retrieval_recall": rs.recall(found, facts),
         "trace": trace,
     }
+    if trace.stages:  # a retrieval pipeline's steps, each scored as the final contexts
+        from ragrail.scoring.stages import score_stages
+
+        fields["stages"] = score_stages(facts, sources, trace.stages, cache.memoised(normalise))
     if facts:
         fields["context_precision"] = ctx.context_precision(flags)
         fields["context_average_precision"] = ctx.context_average_precision(flags)

@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+)
 
 from ragrail.errors import InputError
 from ragrail.jsonio import scrub_surrogates
 from ragrail.records.case import Case
-from ragrail.records.results import Setting, Trace
+from ragrail.records.results import RetrievedChunk, Setting, Trace
 from ragrail.text.names import DocumentNames
 
 DEFAULT_TIMEOUT = 60.0  # seconds per question for a Python or HTTP system
@@ -26,6 +34,23 @@ class OutputContext(BaseModel):
     source: str | None = None
     text: str
     score: float | None = None
+
+
+class OutputStage(BaseModel):
+    """One step of the system's retrieval: its name and what it kept, in rank order."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    name: str = Field(min_length=1)
+    contexts: list[OutputContext] = Field(default_factory=list)
+
+
+def _distinct_names(stages: list[OutputStage] | None) -> list[OutputStage] | None:
+    names = [s.name for s in stages or []]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:  # totals and the diff are per stage name
+        raise ValueError(f"stage {twice!r} is named twice; each stage needs its own name")
+    return stages
 
 
 class OutputRecord(BaseModel):
@@ -43,6 +68,9 @@ class OutputRecord(BaseModel):
     # what the system says about itself: its index's size in chunks, its own settings
     index_size: int | None = Field(default=None, ge=0, le=2**53, strict=True)
     settings: dict[str, Setting] | None = None
+    # the retrieval pipeline's steps in order ([{name, contexts}]), each scored apart;
+    # with no ``contexts``, the last stage's are the answer's
+    stages: Annotated[list[OutputStage] | None, AfterValidator(_distinct_names)] = None
 
 
 # a setting whose name says it is a credential: its value is never kept or shown
@@ -71,22 +99,30 @@ def record_to_trace(
     questions is then held once, not once per question.
     """
     texts = {} if shared is None else shared
-    retrieved = [
-        {
-            "id": texts.setdefault(c.id, c.id),
-            "source": texts.setdefault(src := c.source or c.id.split("#")[0], src),
-            "rank": rank,
-            "score": c.score if c.score is not None else 0.0,
-            "text": texts.setdefault(c.text, c.text),
-        }
-        for rank, c in enumerate(record.contexts, start=1)
-    ]
+
+    def chunks(contexts: list[OutputContext]) -> list[dict[str, object]]:
+        return [
+            {
+                "id": texts.setdefault(c.id, c.id),
+                "source": texts.setdefault(src := c.source or c.id.split("#")[0], src),
+                "rank": rank,
+                "score": c.score if c.score is not None else 0.0,
+                "text": texts.setdefault(c.text, c.text),
+            }
+            for rank, c in enumerate(contexts, start=1)
+        ]
+
+    stages = record.stages or []
+    contexts = record.contexts
+    if stages and "contexts" not in record.model_fields_set:
+        contexts = stages[-1].contexts  # the last step's contexts are what the answer got
     # one validation call for the trace and its chunks: building each chunk apart
     # cost more than reading the line
     return Trace.model_validate(
         {
             "case_id": case if isinstance(case, str) else case.id,
-            "retrieved": retrieved,
+            "retrieved": chunks(contexts),
+            "stages": [{"name": s.name, "contexts": chunks(s.contexts)} for s in stages],
             "answer": record.answer,
             "escalated": record.escalated,
             "cited": record.cited,
@@ -112,18 +148,27 @@ def named_sources(traces: Sequence[Trace], names: DocumentNames) -> list[Trace]:
             seen[text] = names.find(text)
         return seen[text]
 
-    out = []
-    for trace in traces:
-        chunks = trace.retrieved
+    def renamed(chunks: list[RetrievedChunk]) -> list[RetrievedChunk] | None:
         named = [c.source if c.source in names else read(c.source) or read(c.id) for c in chunks]
         if all(n is None or n == c.source for n, c in zip(named, chunks, strict=True)):
-            out.append(trace)
-            continue
-        retrieved = [
+            return None
+        return [
             c if n is None or n == c.source else c.model_copy(update={"source": n})
             for n, c in zip(named, chunks, strict=True)
         ]
-        out.append(trace.model_copy(update={"retrieved": retrieved}))
+
+    out = []
+    for trace in traces:
+        update: dict[str, object] = {}
+        retrieved = renamed(trace.retrieved)
+        if retrieved is not None:
+            update["retrieved"] = retrieved
+        stages = [(s, renamed(s.contexts)) for s in trace.stages]
+        if any(r is not None for _, r in stages):
+            update["stages"] = [
+                s if r is None else s.model_copy(update={"contexts": r}) for s, r in stages
+            ]
+        out.append(trace.model_copy(update=update) if update else trace)
     return out
 
 
@@ -159,7 +204,8 @@ def parse_output(data: object, target: str) -> OutputRecord:
     """Validate what a user's system returned: {answer, contexts: [{id, source, text, score}]},
     and optionally ``escalated`` (true/false: it handed the question to a person), ``cited``
     (the ids of the contexts the answer used), ``index_size`` (the chunks in its index) and
-    ``settings`` (its own, a flat object of names to numbers, strings or true/false)."""
+    ``settings`` (its own, a flat object of names to numbers, strings or true/false) and
+    ``stages`` (its retrieval's steps in order: [{name, contexts}])."""
     if not isinstance(data, dict):
         raise InputError(
             f"{target} returned {type(data).__name__}; expected an object with "
@@ -186,7 +232,7 @@ def invalid_field(exc: ValidationError) -> str:
     field = ".".join(str(p) for p in err["loc"])
     got = err.get("input")
     shown = f" (got {got!r})" if isinstance(got, float | int) and not isinstance(got, bool) else ""
-    return f"{field!r}: {err['msg']}{shown}"
+    return f"{field!r}: {str(err['msg']).removeprefix('Value error, ')}{shown}"
 
 
 def warn_unknown_sources(traces: Iterable[Trace], names: DocumentNames, compared: str) -> None:

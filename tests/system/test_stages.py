@@ -1,0 +1,223 @@
+"""Retrieval in stages: a system's ``stages`` read from a python target, an outputs file
+and an HTTP reply, scored per stage, and the stage that lost a fact named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragrail.records.case import Case
+from ragrail.records.trace import RetrievedChunk, Stage
+from ragrail.scoring.stages import score_stages, where_lost
+from ragrail.system.adapters.records import parse_output, record_to_trace
+
+DOCS = {
+    "pricing": "# Pricing\n\nThe Basic plan costs $8 a month. The Pro plan costs $12 a month.\n",
+    "refunds": "# Refunds\n\nRefunds are paid within 14 days to the original card.\n",
+    "security": "# Security\n\nPasswords are hashed with Argon2. Sessions expire after 30 minutes.\n",
+}
+FILLER = [f"Note {i}: the office plants are watered on Mondays." for i in range(1, 30)]
+
+# question id -> (question, facts, sources): the golden set
+CASES = {
+    "pro-price": ("How much is the Pro plan?", ["$12"], ["pricing"]),
+    "refund-time": ("How fast are refunds paid?", ["14 days", "original card"], ["refunds"]),
+    "session": ("When do sessions expire?", ["30 minutes", "Argon2"], ["security"]),
+    "basic-price": ("How much is Basic?", ["$8"], ["pricing"]),
+}
+
+# The target: a first stage (bm25) of 20 candidates and a second (rerank) of 3. Each
+# question's candidates: filler notes with the source's text at the rank given (None: not
+# retrieved); rerank keeps the ranks listed, in that order.
+TARGET = '''
+import json
+from pathlib import Path
+
+PLAN = json.loads((Path(__file__).parent / "plan.json").read_text())
+
+
+def answer(question):
+    plan = PLAN[question]
+    filler = [{"id": f"notes#{i}", "source": "notes", "text": t}
+              for i, t in enumerate(plan["filler"], start=1)]
+    first = filler[:20]
+    if plan["at"] is not None:
+        first.insert(plan["at"] - 1, {"id": plan["source"] + "#1", "source": plan["source"],
+                                      "text": plan["text"]})
+        first = first[:20]
+    second = [first[r - 1] for r in plan["keep"]]
+    top = second[0]["text"]
+    return {"answer": top, "stages": [{"name": "bm25", "contexts": first},
+                                      {"name": "rerank", "contexts": second}]}
+'''
+
+# question id -> (rank of the source's chunk in bm25, the bm25 ranks rerank keeps)
+PLAN = {
+    "pro-price": (17, [1, 2, 3]),  # retrieved at rank 17 by bm25, dropped by rerank
+    "refund-time": (2, [2, 1, 3]),  # kept, first
+    "session": (None, [1, 2, 3]),  # never retrieved
+    "basic-price": (5, [4, 5, 6]),  # kept, second
+}
+
+
+def doc_text(source: str) -> str:
+    return DOCS[source].split("\n\n", 1)[1].strip()
+
+
+def staged_project(tmp_path: Path, cli) -> Path:
+    dest = tmp_path / "staged"
+    docs = dest / "docs"
+    docs.mkdir(parents=True)
+    for name, text in DOCS.items():
+        (docs / f"{name}.md").write_text(text)
+    golden = [
+        {"id": cid, "question": q, "facts": facts, "sources": sources}
+        for cid, (q, facts, sources) in CASES.items()
+    ]
+    (dest / "golden.json").write_text(json.dumps(golden))
+    plan = {
+        q: {
+            "filler": FILLER,
+            "at": PLAN[cid][0],
+            "keep": PLAN[cid][1],
+            "source": sources[0],
+            "text": doc_text(sources[0]),
+        }
+        for cid, (q, _, sources) in CASES.items()
+    }
+    (dest / "plan.json").write_text(json.dumps(plan))
+    (dest / "stagedbot.py").write_text(TARGET)
+    (dest / "ragrail.toml").write_text(
+        'name = "staged"\ndocs = "docs"\ngolden = "golden.json"\n\n'
+        '[system]\nkind = "python"\ntarget = "stagedbot:answer"\n'
+    )
+    return dest
+
+
+def independent_recall(stage: str) -> dict[str, float]:
+    """Each question's recall at a stage, worked out here from the plan alone: a fact
+    counts when the source's text holding it is among the stage's contexts."""
+    out = {}
+    for cid, (_, facts, sources) in CASES.items():
+        at, keep = PLAN[cid]
+        held = at is not None and at <= 20 and (stage == "bm25" or at in keep)
+        text = doc_text(sources[0]).lower()
+        out[cid] = sum(1 for f in facts if held and f.lower() in text) / len(facts)
+    return out
+
+
+def test_a_fact_retrieved_by_the_first_stage_and_dropped_by_the_second_is_named(cli, tmp_path):
+    dest = staged_project(tmp_path, cli)
+    out = tmp_path / "run.json"
+    r = cli("run", "--json", str(out), cwd=dest)
+    assert r.code == 0, r.out + r.err
+    run = json.loads(out.read_text())
+    cases = {c["id"]: c for c in run["cases"]}
+
+    pro = cases["pro-price"]
+    assert pro["cause"] == "retrieval miss"
+    assert pro["cause_detail"] == '"$12" retrieved at rank 17 by bm25, dropped by rerank'
+    # never retrieved by any stage: not said to be dropped by one
+    assert "dropped" not in (cases["session"]["cause_detail"] or "")
+
+    for stage in ("bm25", "rerank"):
+        expected = independent_recall(stage)
+        got = {cid: next(s for s in c["stages"] if s["name"] == stage) for cid, c in cases.items()}
+        assert {cid: s["recall"] for cid, s in got.items()} == pytest.approx(expected)
+        total = run["totals"]["stages"][stage]
+        assert total["recall"]["value"] == pytest.approx(sum(expected.values()) / len(expected))
+        assert total["recall"]["n"] == len(CASES)
+        hits = sum(1 for v in expected.values() if v > 0)
+        assert total["hit_rate"]["value"] == pytest.approx(hits / len(CASES))
+    # MRR by hand: bm25 ranks 17, 2, -, 5; rerank keeps 2 (first), 5 (second)
+    bm25 = run["totals"]["stages"]["bm25"]["mrr"]["value"]
+    assert bm25 == pytest.approx((1 / 17 + 1 / 2 + 0 + 1 / 5) / 4)
+    rerank = run["totals"]["stages"]["rerank"]["mrr"]["value"]
+    assert rerank == pytest.approx((0 + 1 + 0 + 1 / 2) / 4)
+    # the final contexts are the last stage's: the run's own recall is rerank's
+    assert run["totals"]["recall"] == pytest.approx(sum(independent_recall("rerank").values()) / 4)
+    assert "stages" in cases["pro-price"]["trace"]
+
+
+def test_no_stages_leaves_results_without_them():
+    rec = parse_output({"answer": "a", "contexts": [{"id": "x", "text": "t"}]}, "t")
+    trace = record_to_trace("c", rec)
+    assert trace.stages == [] and "stages" not in trace.model_dump()
+
+
+def test_contexts_given_beside_stages_are_the_answers():
+    ctx = {"id": "a#1", "source": "a", "text": "x"}
+    rec = parse_output(
+        {"answer": "a", "contexts": [], "stages": [{"name": "s", "contexts": [ctx]}]}, "t"
+    )
+    trace = record_to_trace("c", rec)
+    assert trace.retrieved == [] and len(trace.stages[0].contexts) == 1
+    rec = parse_output({"answer": "a", "stages": [{"name": "s", "contexts": [ctx]}]}, "t")
+    assert [c.id for c in record_to_trace("c", rec).retrieved] == ["a#1"]
+
+
+@pytest.mark.parametrize(
+    "stages, needle",
+    [
+        ([{"name": "a"}, {"name": "a"}], "stage 'a' is named twice"),
+        ([{"name": ""}], "'stages.0.name'"),
+        ([{"name": "a", "contexts": [{"id": "x"}]}], "'stages.0.contexts.0.text'"),
+        ("bm25", "'stages'"),
+    ],
+)
+def test_bad_stages_are_exit_2_naming_the_field(cli, tmp_path, stages, needle):
+    dest = staged_project(tmp_path, cli)
+    (dest / "stagedbot.py").write_text(
+        f"def answer(q):\n    return {{'answer': 'x', 'stages': {stages!r}}}\n"
+    )
+    r = cli("run", cwd=dest)
+    assert r.code == 2, r.out + r.err
+    assert needle in r.err and "Traceback" not in r.err
+
+
+def chunk(cid: str, source: str, text: str, rank: int) -> RetrievedChunk:
+    return RetrievedChunk(id=cid, source=source, rank=rank, score=0.0, text=text)
+
+
+def test_stages_side_by_side_each_say_their_rank():
+    fact_chunk = chunk("p#1", "pricing", "Pro costs $12.", 1)
+    other = chunk("n#1", "notes", "nothing", 1)
+    stages = [
+        Stage(name="bm25", contexts=[other, fact_chunk.model_copy(update={"rank": 4})]),
+        Stage(name="dense", contexts=[other]),
+        Stage(name="hybrid", contexts=[other, fact_chunk.model_copy(update={"rank": 2})]),
+        Stage(name="rerank", contexts=[other]),
+    ]
+    assert (
+        where_lost("$12", ["pricing"], stages)
+        == "retrieved at rank 4 by bm25 and rank 2 by hybrid, dropped by rerank"
+    )
+    # held by the last stage, missing from the contexts returned
+    assert where_lost("$12", ["pricing"], stages[:3]).endswith("not in the contexts returned")
+    # in another article only: not retrieved for this question
+    assert where_lost("$12", ["billing"], stages) is None
+    scores = score_stages(["$12"], ["pricing"], stages)
+    assert [(s.name, s.recall, s.reciprocal_rank) for s in scores] == [
+        ("bm25", 1.0, 0.5),
+        ("dense", 0.0, 0.0),
+        ("hybrid", 1.0, 0.5),
+        ("rerank", 0.0, 0.0),
+    ]
+    assert score_stages([], ["pricing"], stages)[0].recall is None
+
+
+def test_stage_sources_are_read_as_document_names():
+    from ragrail.system.adapters.records import named_sources
+    from ragrail.text.names import DocumentNames
+
+    ctx = {"id": "docs/pricing.md#1", "source": "docs/pricing.md", "text": "Pro costs $12."}
+    rec = parse_output({"answer": "x", "stages": [{"name": "s", "contexts": [ctx]}]}, "t")
+    (trace,) = named_sources([record_to_trace("c", rec)], DocumentNames(["pricing"]))
+    assert trace.stages[0].contexts[0].source == "pricing"
+    assert trace.retrieved[0].source == "pricing"
+    case = Case(id="c", question="q", facts=["$12"], sources=["pricing"])
+    from ragrail.scoring.case import score_case
+
+    assert score_case(case, trace).stages[0].recall == 1.0
