@@ -47,6 +47,7 @@ def compute_totals(cases: Sequence[CaseResult]) -> Totals:
     passes per expected behaviour, when some question expects refuse or escalate.
     """
     from ragrail.diagnose import CAUSES
+    from ragrail.scoring.conversations import conversation_counts
     from ragrail.scoring.stages import stage_totals
 
     with_facts = [c for c in cases if c.retrieval_recall is not None]
@@ -84,6 +85,7 @@ def compute_totals(cases: Sequence[CaseResult]) -> Totals:
             name: Expected(n=n, passed=passed)
             for name, (n, passed) in expectation_counts(cases).items()
         },
+        **conversation_counts(cases),
         stages=stage_totals(cases),
     )
 

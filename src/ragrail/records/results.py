@@ -32,11 +32,13 @@ from ragrail.records.trace import RetrievedChunk as RetrievedChunk
 from ragrail.records.trace import Sample as Sample
 from ragrail.records.trace import StageScores as StageScores
 from ragrail.records.trace import Trace as Trace
+from ragrail.records.verdicts import CaseChange as CaseChange
 from ragrail.records.verdicts import Corrected as Corrected
 from ragrail.records.verdicts import CriterionResult as CriterionResult
 from ragrail.records.verdicts import JudgeClaim as JudgeClaim
 from ragrail.records.verdicts import JudgeResult as JudgeResult
 from ragrail.records.verdicts import LabelPair as LabelPair
+from ragrail.records.verdicts import Verdict as Verdict
 from ragrail.text.matching import FactField
 
 if TYPE_CHECKING:
@@ -74,6 +76,9 @@ class CaseResult(_Model):
     facts: list[FactField]
     tags: list[str] = Field(default_factory=list)
     expect: Expect | None = Field(default=None, exclude_if=lambda e: e is None)
+    # a turn of a conversation: the conversation's id and the turn's number (from 1)
+    conversation: str | None = Field(default=None, exclude_if=lambda c: c is None)
+    turn: Count | None = Field(default=None, exclude_if=lambda t: t is None)
     facts_retrieved: list[FactField] = Field(default_factory=list)
     retrieval_hit: bool | None = None
     retrieval_recall: Rate | None = None
@@ -181,6 +186,9 @@ class Totals(_Model):
     stats: dict[str, Stat] = Field(default_factory=dict)
     causes: dict[str, Count] = Field(default_factory=dict)
     expected: dict[str, Expected] = Field(default_factory=dict, exclude_if=lambda e: not e)
+    # conversations (their turns are counted in n_cases), and those whose every turn passed
+    n_conversations: Count = Field(default=0, exclude_if=lambda n: not n)
+    conversations_passed: Count = Field(default=0, exclude_if=lambda n: not n)
     # per retrieval stage: hit_rate, recall, mrr (ragrail.scoring.stages.stage_totals)
     stages: dict[str, dict[str, Stat]] = Field(default_factory=dict, exclude_if=lambda s: not s)
 
@@ -189,6 +197,11 @@ class Totals(_Model):
         if self.answers_passed > self.n_answers:
             raise ValueError(
                 f"answers_passed ({self.answers_passed}) is more than n_answers ({self.n_answers})"
+            )
+        if self.conversations_passed > self.n_conversations:
+            raise ValueError(
+                f"conversations_passed ({self.conversations_passed}) is more than "
+                f"n_conversations ({self.n_conversations})"
             )
         return self
 
@@ -205,30 +218,6 @@ class Usage(_Model):
     # None when a model has no known price or usage is unknown
     cost_usd: float | None = Field(default=0.0, ge=0.0)
     cached_cost_usd: float | None = Field(default=0.0, ge=0.0)
-
-
-class CaseChange(_Model):
-    """A question of a verdict, and what changed: its WORSE (or fixed) lines' details."""
-
-    id: str
-    changes: list[str]
-
-
-class Verdict(_Model):
-    """The run's verdict as ``ragrail run`` decided it (``ragrail.app.finish``): the exit
-    code and, against the baseline it was compared with, the questions that regressed
-    (each with the checks it lost), were fixed, errored, are new or were removed. A run
-    with no baseline has empty lists and ``baseline`` None."""
-
-    exit_code: int = Field(ge=0, le=3)
-    summary: str  # "no regressions", "2 questions got worse", ...
-    baseline: str | None = None  # the baseline file compared with
-    regressed: list[CaseChange] = Field(default_factory=list)
-    fixed: list[CaseChange] = Field(default_factory=list)
-    errored: list[str] = Field(default_factory=list)
-    new_cases: list[str] = Field(default_factory=list)
-    removed_cases: list[str] = Field(default_factory=list)
-    baseline_saved: bool = False  # --save-baseline accepted this run
 
 
 class RunResult(_Model):

@@ -1,5 +1,5 @@
-"""What the LLM judge said about a case, and judged totals corrected by human labels:
-the result types of the judge (re-exported by ``ragrail.records.results``)."""
+"""What the LLM judge said about a case, judged totals corrected by human labels, and the
+run's verdict against its baseline (re-exported by ``ragrail.records.results``)."""
 
 from __future__ import annotations
 
@@ -95,3 +95,27 @@ class Corrected(_Model):
             if low is not None and high is not None and low > high:
                 raise ValueError(f"an interval's low ({low}) is above its high ({high})")
         return self
+
+
+class CaseChange(_Model):
+    """A question of a verdict, and what changed: its WORSE (or fixed) lines' details."""
+
+    id: str
+    changes: list[str]
+
+
+class Verdict(_Model):
+    """The run's verdict as ``ragrail run`` decided it (``ragrail.app.finish``): the exit
+    code and, against the baseline it was compared with, the questions that regressed
+    (each with the checks it lost), were fixed, errored, are new or were removed. A run
+    with no baseline has empty lists and ``baseline`` None."""
+
+    exit_code: int = Field(ge=0, le=3)
+    summary: str  # "no regressions", "2 questions got worse", ...
+    baseline: str | None = None  # the baseline file compared with
+    regressed: list[CaseChange] = Field(default_factory=list)
+    fixed: list[CaseChange] = Field(default_factory=list)
+    errored: list[str] = Field(default_factory=list)
+    new_cases: list[str] = Field(default_factory=list)
+    removed_cases: list[str] = Field(default_factory=list)
+    baseline_saved: bool = False  # --save-baseline accepted this run

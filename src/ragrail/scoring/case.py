@@ -212,6 +212,8 @@ def score_case(case: Case, trace: Trace, options: ScoringOptions | None = None) 
         "retrieval_recall": rs.recall(found, facts),
         "trace": trace,
     }
+    if case.conversation is not None:
+        fields["conversation"], fields["turn"] = case.conversation, case.turn
     if trace.stages:  # a retrieval pipeline's steps, each scored as the final contexts
         from ragrail.scoring.stages import score_stages
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from ragrail.diff import first_error, pct
 from ragrail.records.results import CaseResult, RunResult, Stat, Totals, Usage
+from ragrail.reports.conversations import conversations_note, together
 from ragrail.run import chunks_text
 from ragrail.scoring.citing import citations_note
 from ragrail.text.guard import visible
@@ -170,7 +171,7 @@ def score_rows(run: RunResult, width: int, max_lines: int = 2) -> list[str]:
     id_width = id_column([id_text(c.id) for c in run.cases], width, 4 + 11 + answer_width + 20)
     indent = 2 + id_width + 2 + 11 + answer_width
     lines = [f"  {pad('question', id_width + 2)}{'retrieval':<11}answer"]
-    for case, label in zip(run.cases, labels, strict=True):
+    for case, label in together_with(run.cases, labels):
         head = f"  {id_cell(case.id, id_width)}  {retrieval_label(case):<11}{label:<{answer_width}}"
         reason = answer_reason(case)
         if not reason:
@@ -180,6 +181,12 @@ def score_rows(run: RunResult, width: int, max_lines: int = 2) -> list[str]:
         lines.append(head + body[0])
         lines.extend(" " * indent + more for more in body[1:])
     return lines
+
+
+def together_with(cases: list[CaseResult], labels: list[str]) -> list[tuple[CaseResult, str]]:
+    """The cases with their labels, each conversation's turns next to each other."""
+    label_of = {id(c): label for c, label in zip(cases, labels, strict=True)}
+    return [(c, label_of[id(c)]) for c in together(cases)]
 
 
 def judge_lines(run: RunResult, width: int | None = None) -> list[str]:
@@ -291,6 +298,12 @@ def totals_lines(run: RunResult) -> list[str]:
         stat_line(f"recall@{k}", st.get("recall"), True, lost),
         stat_line("answers pass", st.get("answer_pass_rate"), True, answers_note(t)),
     ]
+    if t.n_conversations:  # a conversation passes when every turn passes
+        out.append(
+            f"  {conversations_note(t.conversations_passed, t.n_conversations)}"
+            f" (every turn passing; their {sum(1 for c in run.cases if c.turn)} turns are"
+            " counted as questions above)"
+        )
     note = citations_note(run.config)
     if note is not None:  # answers passed without citing: say so beside their rate
         out.append(f"  {note}")
