@@ -77,7 +77,10 @@ TABLE = [
     ("WhatsApp ID: +44 7700 900123", "WhatsApp ID: [phone]"),
     ("account no. 4155552671", "account no. [phone]"),
     ("IBAN GB82 WEST 1234 5698 7654 32, de89370400440532013000", "IBAN [iban], [iban]"),
-    ("https://x.io/u?mail=bob@example.com&tel=4155552671", "https://x.io/u?mail=[email]&tel=[phone]"),
+    (
+        "https://x.io/u?mail=bob@example.com&tel=4155552671",
+        "https://x.io/u?mail=[email]&tel=[phone]",
+    ),
     ("DNI 54362315K, codice RCCMNL83S18D969H", "DNI [id], codice [id]"),
     # issue 25: what was damaged before
     ("USD 12345678, 1500000円, 727 785 824 euros", None),

@@ -74,9 +74,7 @@ def make_redactor(
     its sources thousands of times, and a dictionary look-up is cheaper than the scans.
     """
     extra = [re.compile(p) for p in patterns]
-    detector = (
-        _INGEST if region is None and not ip else Detector(region, any_national=True, ip=ip)
-    )
+    detector = _INGEST if region is None and not ip else Detector(region, any_national=True, ip=ip)
     memo: dict[str, str] = {}
 
     def scrub(text: str) -> str:
