@@ -197,3 +197,36 @@ def test_csv_turn_that_is_not_a_number() -> None:
         parse_golden(text, Path("g.csv"))
     assert "field 'turn': expected a turn number from 1" in exc.value.message
     assert exc.value.where == "g.csv:2"
+
+
+def test_lint_names_the_turn() -> None:
+    from ragrail.golden import lint_golden
+
+    entry = {
+        "id": "pro-plan-followup",
+        "turns": [
+            {"question": "How much is Basic?", "facts": ["$8"], "sources": ["pricing"]},
+            {"question": "And on the Pro plan?", "facts": ["$13"], "sources": ["pricing"]},
+        ],
+    }
+    golden = parse_golden(json.dumps([entry]), Path("g.json"))
+    problems = lint_golden(golden, {"pricing": "Basic is $8 a month. Pro is $12 a month."})
+    assert [str(p) for p in problems] == [
+        "g.json:1: conversation 'pro-plan-followup' turn 2: fact \"$13\" not found in pricing"
+    ]
+    assert problems[0].case_id == "pro-plan-followup turn 2"
+
+
+def test_lint_follow_ups_are_not_near_duplicates_and_one_turn_is_warned() -> None:
+    from ragrail.golden import lint_golden
+
+    def chat(name: str, first: str) -> dict[str, object]:
+        return {"id": name, "turns": [{"question": first}, {"question": "And on the Pro plan?"}]}
+
+    cases = [chat("a", "How much is Basic?"), chat("b", "Can I export to PDF?")]
+    cases.append({"id": "c", "turns": [{"question": "Is there an API?"}]})
+    problems = lint_golden(parse_golden(json.dumps(cases), Path("g.json")), {})
+    assert [str(p) for p in problems] == [
+        "g.json:1: warning: conversation 'c': has one turn: write it as a single question, "
+        "or add the follow-up it is for"
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragrail.records.case import GoldenSet
+from ragrail.records.case import Case, GoldenSet
 
 
 @dataclass(frozen=True)
@@ -14,10 +14,17 @@ class LintProblem:
     case_id: str
     message: str
     warning: bool = False
+    # a turn of a conversation: named as "conversation 'c' turn 2" (its case id is "c turn 2")
+    conversation: str | None = None
+    turn: int | None = None
 
     def __str__(self) -> str:
         kind = "warning: " if self.warning else ""
         subject = f"case {self.case_id!r}: " if self.case_id else ""
+        if self.conversation is not None:
+            subject = f"conversation {self.conversation!r}" + (
+                f" turn {self.turn}: " if self.turn is not None else ": "
+            )
         return f"{self.where}: {kind}{subject}{self.message}"
 
 
@@ -38,11 +45,17 @@ def lint_golden(
     problems = []
     for case in golden.cases:
         where = golden.where(case.id)
+
+        def problem(message: str, where: str = where, case: Case = case) -> None:
+            problems.append(
+                LintProblem(where, case.id, message, conversation=case.conversation, turn=case.turn)
+            )
+
         unknown = [s for s in case.relevance if s not in texts]  # grade-0 names too
         for source in unknown:
-            problems.append(LintProblem(where, case.id, f"unknown source {source!r}"))
+            problem(f"unknown source {source!r}")
         if case.facts and not case.sources:
-            problems.append(LintProblem(where, case.id, "has facts but no sources"))
+            problem("has facts but no sources")
         known = [s for s in case.sources if s in texts]
         for fact in case.facts:
             if known and not any(find(fact, texts[s]) is not None for s in known):
@@ -51,8 +64,9 @@ def lint_golden(
                 if bare is not None and any(find(bare, texts[s]) is not None for s in known):
                     # a fact is matched as written, its own * _ ` included (text.markup)
                     message += f' (written with Markdown marks; "{bare}" is there)'
-                problems.append(LintProblem(where, case.id, message))
+                problem(message)
     problems.extend(_near_duplicates(golden, language=language))
+    problems.extend(_short_conversations(golden))
     used = {s for case in golden.cases for s in case.relevance}
     for name in sorted(set(documents) - used):
         problems.append(
@@ -73,7 +87,9 @@ def _near_duplicates(
 ) -> list[LintProblem]:
     """Warn about questions whose content words overlap by Jaccard >= 0.8 (or are identical):
     a near-duplicate adds weight to one behaviour without testing a new one."""
-    words = [(c, question_words(c.question, language)) for c in golden.cases]
+    # a follow-up ("and on the Pro plan?") means what its conversation makes it mean: the
+    # same words in two conversations are two tests
+    words = [(c, question_words(c.question, language)) for c in golden.cases if (c.turn or 1) == 1]
     out = []
     for i, (a, wa) in enumerate(words):
         for b, wb in words[i + 1 :]:
@@ -90,6 +106,24 @@ def _near_duplicates(
                     )
                 )
     return out
+
+
+def _short_conversations(golden: GoldenSet) -> list[LintProblem]:
+    """Warn about a conversation of one turn: nothing in it tests the follow-up a
+    conversation is written for."""
+    from ragrail.golden.turns import conversations
+
+    return [
+        LintProblem(
+            golden.where(turns[0].id),
+            turns[0].id,
+            "has one turn: write it as a single question, or add the follow-up it is for",
+            warning=True,
+            conversation=conversation,
+        )
+        for conversation, turns in conversations(golden.cases).items()
+        if len(turns) == 1
+    ]
 
 
 def lint_from_log(
