@@ -54,16 +54,34 @@ class Received:
     def user_messages(self) -> list[str]:
         return [m["content"] for m in self.body["messages"] if m["role"] == "user"]
 
+    def _prompt_at(self) -> int:
+        """Where the task prompt is among the messages: the first user message of several
+        lines (the prompts are; a conversation's earlier questions are one line), else the
+        first user message."""
+        messages = self.body["messages"]
+        users = [i for i, m in enumerate(messages) if m["role"] == "user"]
+        return next((i for i in users if "\n" in messages[i]["content"]), users[0])
+
     @property
     def prompt(self) -> str:
-        """The task prompt: the first user message (a re-ask keeps it and adds a follow-up)."""
-        return self.user_messages[0]
+        """The task prompt (a conversation's earlier turns come before it; a re-ask keeps
+        it and adds a follow-up)."""
+        return str(self.body["messages"][self._prompt_at()]["content"])
+
+    @property
+    def history(self) -> list[tuple[str, str]]:
+        """A conversation's earlier turns sent before the prompt: (question, answer) pairs."""
+        before = self.body["messages"][: self._prompt_at()]
+        return [
+            (u["content"], a["content"]) for u, a in zip(before[::2], before[1::2], strict=True)
+        ]
 
     @property
     def followup(self) -> str | None:
         """The follow-up message of a re-ask, or None for a first ask."""
-        users = self.user_messages
-        return users[-1] if len(users) > 1 else None
+        after = self.body["messages"][self._prompt_at() + 1 :]
+        users = [m["content"] for m in after if m["role"] == "user"]
+        return users[-1] if users else None
 
 
 def question_of(prompt: str) -> str:

@@ -41,8 +41,12 @@ class PipelineConfig(BaseModel):
     chunk_words: int = Field(default=0, ge=0)
     top_k: int = Field(default=DEFAULT_TOP_K, ge=1)
     retriever: str = "standin"  # before min_score, whose scale it sets
-    # On the retriever's own scale: standin 0-1, bm25 0 and up (unbounded), dense cosine.
+    # On the retriever's own scale: standin 0-1, bm25 0 and up (unbounded), dense cosine,
+    # hybrid 0-1 (reciprocal rank fusion of bm25 and dense: ragrail.system.hybrid).
     min_score: float = Field(default=DEFAULT_MIN_SCORE, ge=0.0, allow_inf_nan=False)
+    # "dense": re-score the first stage's `candidates` best chunks by the dense cosine
+    rerank: Literal["none", "dense"] = "none"
+    candidates: int = Field(default=20, ge=1, le=10_000)  # the lists hybrid fuses or rerank reads
     # Stop words and stemming of the stand-in and BM25, and of the claim check and lint:
     # en, de, fr, es, hi, ja, auto (each word by its script) or none.
     language: str = "en"
@@ -102,6 +106,10 @@ class SystemConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)  # http: "${VAR}" reads the environment
     body: dict[str, Any] = Field(default_factory=dict)  # http: fixed fields sent with each question
     question_field: str = "question"  # http: where the question goes in the request body
+    # http: where a turn of a conversation sends the earlier turns ("" sends none), as
+    # [{"question", "answer"}] ("pairs") or [{"role", "content"}] chat messages ("chat")
+    messages_field: str = "history"
+    messages_format: Literal["pairs", "chat"] = "pairs"
     answer_field: str = "answer"  # http: dotted path to the answer in the reply
     contexts_field: str = "contexts"  # http: dotted path to the list of retrieved passages
     context_id_field: str = "id"
@@ -235,6 +243,11 @@ class LogsConfig(BaseModel):
     turn_timestamp: str = "timestamp"
     # Regular expressions for more personal data to redact ("[redacted]") before storing
     redact: list[str] = Field(default_factory=list)
+    # Where the users' phone numbers written without a country code are dialled ("DE",
+    # "US"): phonenumbers then reads their national formats whole, extension included.
+    # Unset: any 7-12 digit number no context keeps is redacted anyway.
+    region: str | None = None
+    redact_ip: bool = False  # IPv4 addresses become [ip] (kept otherwise)
     # A re-ask: the same user asking a close paraphrase within this many minutes
     reask_minutes: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     reask_similarity: float = Field(default=0.5, gt=0, le=1, allow_inf_nan=False)
@@ -250,6 +263,17 @@ class LogsConfig(BaseModel):
         if not value or any(not part for part in value.split(".")):
             raise ValueError(f"{value!r} is not a field path (dotted names, none empty)")
         return value
+
+    @field_validator("region")
+    @classmethod
+    def _known_region(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from phonenumbers import SUPPORTED_REGIONS
+
+        if value.upper() not in SUPPORTED_REGIONS:
+            raise ValueError(f"{value!r} is not a region code phonenumbers knows (e.g. DE, US)")
+        return value.upper()
 
     @field_validator("redact")
     @classmethod

@@ -107,6 +107,26 @@ def slices(n: int, cpus: int) -> list[range]:
     return [range(i, min(n, i + size)) for i in range(0, n, size)]
 
 
+def case_slices(cases: Sequence[Any], cpus: int) -> list[range]:
+    """:func:`slices` of the golden set, each slice's end moved past the rest of a
+    conversation it cuts (its turns follow each other in the golden set): a task asks
+    a conversation's turns in order, each with the answers before it."""
+    out: list[range] = []
+    start = 0
+    for r in slices(len(cases), cpus):
+        end = max(r.stop, start)
+        while 0 < end < len(cases) and _same_conversation(cases[end - 1], cases[end]):
+            end += 1
+        if end > start:
+            out.append(range(start, end))
+            start = end
+    return out
+
+
+def _same_conversation(a: Any, b: Any) -> bool:
+    return a.conversation is not None and a.conversation == b.conversation
+
+
 def gather(
     ray: Any,
     fn: Callable[..., Any],
@@ -281,7 +301,7 @@ def _pipeline(ray: Any, p: Prepared, evaluation: Evaluation, progress: Progress 
                 for _ in range(len(piece.results) * repeats):
                     on_result(CallResult(text=None), usage)
 
-        parts = [(cases[r.start : r.stop],) for r in slices(len(cases), cpus)]
+        parts = [(cases[r.start : r.stop],) for r in case_slices(cases, cpus)]
         pieces: list[Piece] = gather(
             ray, _pipeline_task, job, parts, done, cpus * IN_FLIGHT_PER_CPU
         )
@@ -323,7 +343,7 @@ def _system(ray: Any, p: Prepared, evaluation: Evaluation) -> None:
     cpus = cluster_cpus(ray)
     parts = [
         (cases[r.start : r.stop], None if traces is None else traces[r.start : r.stop])
-        for r in slices(len(cases), cpus)
+        for r in case_slices(cases, cpus)
     ]
     del traces
     pieces: list[Piece] = gather(ray, _system_task, job, parts, None, cpus * IN_FLIGHT_PER_CPU)

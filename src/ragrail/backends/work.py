@@ -45,7 +45,7 @@ class SystemJob:
     config: SystemConfig  # [system], as resolved (the run's call flags over its own)
     options: ScoringOptions
     system: Any = None  # the user's system as given to the API (None: the project's)
-    repeats: int = 1  # each question asked this many times (ragrail.run.ask_repeatedly)
+    repeats: int = 1  # each question asked this many times (ragrail.system.rounds)
 
 
 @dataclass
@@ -94,9 +94,11 @@ def pipeline_for(settings: PipelineSettings) -> Pipeline:
 
 
 def pipeline_piece(job: PipelineJob, cases: Sequence[Case]) -> Piece:
-    """Retrieve, answer and score one slice through the built-in pipeline."""
+    """Retrieve, answer and score one slice through the built-in pipeline (a slice holds
+    whole conversations: they are asked turn by turn, ``ragrail.system.rounds``)."""
     from ragrail.run import run_config, score_cases
     from ragrail.system.answerers import build_answerer
+    from ragrail.system.rounds import run_in_rounds
 
     pipeline = pipeline_for(job.settings)
     answerer = build_answerer(job.spec)
@@ -104,8 +106,7 @@ def pipeline_piece(job: PipelineJob, cases: Sequence[Case]) -> Piece:
     if layer is not None and job.limiter is not None:
         layer.limiter = job.limiter
     try:
-        ids, questions = [c.id for c in cases], [c.question for c in cases]
-        traces = pipeline.run(ids, questions, answerer, job.repeats)
+        traces = run_in_rounds(pipeline, cases, answerer, job.repeats)
     finally:
         if layer is not None and layer.cache is not None:
             layer.cache.close()
@@ -123,10 +124,10 @@ def system_piece(job: SystemJob, cases: Sequence[Case], traces: Sequence[Trace] 
 
     if traces is None:
         from ragrail.system.adapters import make_system
-        from ragrail.system.adapters.repeats import ask_repeatedly
+        from ragrail.system.rounds import ask_in_rounds
 
         system = make_system(job.config, job.root, job.system)
-        traces = ask_repeatedly(system, cases, job.repeats)
+        traces = ask_in_rounds(system, cases, job.repeats)
     # the sources read as the documents they name (job.options.documents: the driver's)
     traces = named_sources(traces, DocumentNames(job.options.documents))
     return Piece(score_cases(0.0, cases, traces, job.options))

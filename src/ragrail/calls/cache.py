@@ -16,6 +16,7 @@ import json
 import re
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,12 @@ def cache_key(
     params: dict[str, Any],
     repeat: int,
     namespace: str = "",
+    history: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The key of one reply. ``namespace`` keeps families of calls apart that share
     prompts and repeat indexes (``"rerun"``: --rerun-failures never takes a reply
-    cached by --repeats); the default leaves older caches' keys unchanged."""
+    cached by --repeats); ``history``, a conversation's earlier turns sent before the
+    prompt, is part of what was asked. The defaults leave older caches' keys unchanged."""
     fields: dict[str, Any] = {
         "provider": provider,
         "base_url": base_url or "",
@@ -59,6 +62,8 @@ def cache_key(
     }
     if namespace:
         fields["namespace"] = namespace
+    if history:
+        fields["history"] = [list(turn) for turn in history]
     payload = json.dumps(fields, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
 

@@ -99,6 +99,9 @@ class CallRequest:
     repeat: int = 0
     tag: str = ""  # what the call is for (a case id), for progress and errors
     namespace: str = ""  # a family of calls with its own cache indexes ("rerun")
+    # A turn of a conversation: the earlier turns' (question, answer), sent before the
+    # prompt (as chat messages, or an endpoint's history field); None: not a turn.
+    history: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass
@@ -223,6 +226,7 @@ class CallLayer:
             self.settings.params(),
             req.repeat,
             req.namespace,
+            req.history or (),
         )
 
     def run(self, requests: Sequence[CallRequest]) -> list[CallResult]:
@@ -286,11 +290,15 @@ class CallLayer:
             estimate = 0
             if self.limiter is not None:  # every attempt sent takes its share, retries too
                 if self.limiter.counts_tokens:
-                    estimate = _estimate(req.prompt, followup, s.max_tokens)
+                    estimate = _estimate(req, followup, s.max_tokens)
                 started += await self.limiter.acquire(estimate)  # waiting is not latency
             try:
+                # a provider is asked for a history only with one: older ones take none
+                turns = {} if req.history is None else {"history": req.history}
                 done = await asyncio.wait_for(
-                    self.provider.complete(req.prompt, s.max_tokens, s.temperature, followup),
+                    self.provider.complete(
+                        req.prompt, s.max_tokens, s.temperature, followup, **turns
+                    ),
                     timeout=s.timeout + 5,  # the SDK's own timeout should fire first
                 )
             except (asyncio.CancelledError, KeyboardInterrupt):
@@ -397,10 +405,14 @@ class _Spent:
             self.output_tokens += n_out or 0
 
 
-def _estimate(prompt: str, followup: Followup | None, max_tokens: int) -> int:
-    """The tokens an attempt is charged before it is sent: its messages (a re-ask adds
-    the rejected reply and the correction) at ceil(characters / 4), plus max_tokens."""
-    messages = [prompt] if followup is None else [prompt, followup.previous, followup.correction]
+def _estimate(req: CallRequest, followup: Followup | None, max_tokens: int) -> int:
+    """The tokens an attempt is charged before it is sent: its messages (a conversation's
+    earlier turns, the prompt; a re-ask adds the rejected reply and the correction) at
+    ceil(characters / 4), plus max_tokens."""
+    messages = [text for turn in req.history or () for text in turn]
+    messages.append(req.prompt)
+    if followup is not None:
+        messages += [followup.previous, followup.correction]
     return estimate_tokens(messages, max_tokens)
 
 

@@ -9,8 +9,10 @@ client; they are never stored on the provider, in results or in the cache.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,6 +119,7 @@ class Provider:
         max_tokens: int,
         temperature: float | None,
         followup: Followup | None = None,
+        history: Sequence[tuple[str, str]] = (),
     ) -> Completion:
         raise NotImplementedError
 
@@ -193,9 +196,20 @@ def _seconds_until(http_date: str) -> float | None:
     return when.timestamp() - time.time()
 
 
-def _messages(prompt: str, followup: Followup | None) -> list[dict[str, str]]:
-    """The conversation to send: the prompt, and for a re-ask the unusable reply and why."""
-    messages = [{"role": "user", "content": prompt}]
+NO_ANSWER = "(no answer)"  # an earlier turn that got none: chat APIs refuse empty messages
+
+
+def _messages(
+    prompt: str, followup: Followup | None, history: Sequence[tuple[str, str]] = ()
+) -> list[dict[str, str]]:
+    """The conversation to send: a conversation's earlier turns (each question a user
+    message, the answer given an assistant message), the prompt, and for a re-ask the
+    unusable reply and why."""
+    messages = []
+    for question, answer in history:
+        messages.append({"role": "user", "content": question.strip() or NO_ANSWER})
+        messages.append({"role": "assistant", "content": answer.strip() or NO_ANSWER})
+    messages.append({"role": "user", "content": prompt})
     if followup is not None:
         messages.append({"role": "assistant", "content": followup.previous.strip() or "(empty)"})
         messages.append({"role": "user", "content": followup.correction})
@@ -285,6 +299,7 @@ class AnthropicProvider(Provider):
         max_tokens: int,
         temperature: float | None,
         followup: Followup | None = None,
+        history: Sequence[tuple[str, str]] = (),
     ) -> Completion:
         kwargs: dict[str, Any] = {}
         if temperature is not None and self._accepts("temperature"):
@@ -294,7 +309,7 @@ class AnthropicProvider(Provider):
         msg = await self.client.messages.create(
             model=self.model,
             max_tokens=max_tokens,
-            messages=_messages(prompt, followup),
+            messages=_messages(prompt, followup, history),
             **kwargs,
         )
         if isinstance(msg, str):  # the SDK hands back a body it could not read as JSON
@@ -336,11 +351,12 @@ class OpenAIProvider(Provider):
         max_tokens: int,
         temperature: float | None,
         followup: Followup | None = None,
+        history: Sequence[tuple[str, str]] = (),
     ) -> Completion:
         kwargs: dict[str, Any] = {}
         if temperature is not None:
             kwargs["temperature"] = temperature
-        messages = _messages(prompt, followup)
+        messages = _messages(prompt, followup, history)
         if followup is not None and followup.json_mode and self.json_mode_ok:
             try:
                 resp = await self.client.chat.completions.create(
@@ -417,13 +433,17 @@ class EndpointProvider(Provider):
         question_field: str,
         timeout: float,
         secrets: tuple[str, ...] = (),
+        messages: Callable[[Sequence[tuple[str, str]]], tuple[str, Any] | None] | None = None,
     ) -> None:
-        """``secrets``: the header values taken from the environment (``${VAR}``)."""
+        """``secrets``: the header values taken from the environment (``${VAR}``).
+        ``messages``: for a turn of a conversation, the body field and value that carry
+        its earlier turns (None: none is sent)."""
         super().__init__(model="endpoint", base_url=url, timeout=timeout)
         self._headers = headers  # may hold secrets from the environment: never logged or stored
         self._body = body
         self._question_field = question_field
         self._secrets = tuple(secrets)
+        self._messages = messages
 
     def secrets(self) -> tuple[str, ...]:
         return self._secrets
@@ -444,9 +464,15 @@ class EndpointProvider(Provider):
         max_tokens: int,
         temperature: float | None,
         followup: Followup | None = None,
+        history: Sequence[tuple[str, str]] | None = None,
     ) -> Completion:
-        body = {**self._body}
+        # set_path writes into nested objects: never into the ones every request shares
+        body = copy.deepcopy(self._body)
         set_path(body, self._question_field, prompt)
+        # only a turn of a conversation carries a history (its first turn an empty one)
+        field = None if history is None or self._messages is None else self._messages(history)
+        if field is not None:
+            set_path(body, *field)
         response = await self.client.post(self.base_url, json=body)
         response.raise_for_status()
         return Completion(response.text, 0, 0)

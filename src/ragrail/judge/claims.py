@@ -8,6 +8,7 @@ from string import Template
 from typing import Any
 
 from ragrail.judge.replies import ClaimsReply, parse_reply
+from ragrail.judge.turns import Turn, question_in_context
 from ragrail.records.results import CaseResult, JudgeClaim
 
 
@@ -16,9 +17,12 @@ def context_text(case: CaseResult) -> str:
     return "\n\n".join(f"[{c.id}] {c.text}" for c in case.trace.retrieved) or "(none)"
 
 
-def claims_prompt(template: str, case: CaseResult) -> str:
+def claims_prompt(template: str, case: CaseResult, history: Sequence[Turn] = ()) -> str:
+    """``history``: a turn's earlier turns, shown before its question (``judge.turns``)."""
     return Template(template).safe_substitute(
-        question=case.question, context=context_text(case), answer=case.trace.answer or ""
+        question=question_in_context(case.question, history),
+        context=context_text(case),
+        answer=case.trace.answer or "",
     )
 
 

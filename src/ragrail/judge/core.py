@@ -13,6 +13,7 @@ from ragrail.judge.claims import apply_claims, claims_prompt
 from ragrail.judge.config import CriterionConfig, JudgeConfig, Prompts, judge_key, model_family
 from ragrail.judge.replies import ClaimsReply, checker
 from ragrail.judge.rubric import apply_gates, apply_rubric, rubric_checker, rubric_prompt
+from ragrail.judge.turns import Turn
 from ragrail.records.results import CaseResult, JudgeResult, RunResult, Usage
 
 if TYPE_CHECKING:
@@ -104,14 +105,18 @@ class Judge:
         self.totals.absorb(layer.usage)
         return results
 
-    def claims_prompt(self, case: CaseResult) -> str:
-        return claims_prompt(self.prompts.claims, case)
+    def claims_prompt(self, case: CaseResult, history: Sequence[Turn] = ()) -> str:
+        return claims_prompt(self.prompts.claims, case, history)
 
-    def rubric_prompt(self, case: CaseResult, answer: str | None = None) -> str:
-        return rubric_prompt(self.prompts.rubric, case, self.config.criteria, answer)
+    def rubric_prompt(
+        self, case: CaseResult, answer: str | None = None, history: Sequence[Turn] = ()
+    ) -> str:
+        return rubric_prompt(self.prompts.rubric, case, self.config.criteria, answer, history)
 
     def judge_run(self, run: RunResult) -> None:
-        """Judge every answered case of a run in place (claims and rubric), repeats included."""
+        """Judge every answered case of a run in place (claims and rubric), repeats included;
+        a turn of a conversation with the turns before it (``judge.turns``)."""
+        from ragrail.judge.turns import run_histories
         from ragrail.scoring.answers import DEFAULT_ABSTAIN_PHRASES, abstains
 
         cfg = self.config
@@ -125,10 +130,17 @@ class Judge:
             and c.sources
             and not abstains(c.trace.answer or "", self.abstain_phrases or DEFAULT_ABSTAIN_PHRASES)
         ]
-        claim_prompts = [(self.claims_prompt(c), r) for c in claim_jobs for r in range(cfg.repeats)]
+        said = run_histories(run.cases)
+        claim_prompts = [
+            (self.claims_prompt(c, said.get(c.id, ())), r)
+            for c in claim_jobs
+            for r in range(cfg.repeats)
+        ]
         rubric_jobs = cases if cfg.criteria else []
         rubric_prompts = [
-            (self.rubric_prompt(c), r) for c in rubric_jobs for r in range(cfg.repeats)
+            (self.rubric_prompt(c, history=said.get(c.id, ())), r)
+            for c in rubric_jobs
+            for r in range(cfg.repeats)
         ]
         claim_results = self.call(claim_prompts, checker(ClaimsReply))
         rubric_results = self.call(rubric_prompts, rubric_checker(cfg.criteria))

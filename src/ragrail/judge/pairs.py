@@ -8,6 +8,7 @@ from string import Template
 from typing import TYPE_CHECKING
 
 from ragrail.judge.replies import PairReply, checker, parse_reply
+from ragrail.judge.turns import question_in_context, run_histories
 from ragrail.records.results import CaseResult, RunResult
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ def pairwise(judge: Judge, run_a: RunResult, run_b: RunResult) -> PairwiseResult
         else:
             cases.append((a, b))
     prompts = []
+    # a turn after the first: its earlier questions (each run answered them its own way)
+    earlier = run_histories(run_a.cases, answers=False)
     for a, b in cases:
         ctx = {c.id: c for c in [*a.trace.retrieved, *b.trace.retrieved]}
         context = "\n\n".join(f"[{c.id}] {c.text}" for c in ctx.values()) or "(none)"
@@ -66,7 +69,7 @@ def pairwise(judge: Judge, run_a: RunResult, run_b: RunResult) -> PairwiseResult
             prompts.append(
                 (
                     Template(judge.prompts.pairwise).safe_substitute(
-                        question=a.question,
+                        question=question_in_context(a.question, earlier.get(a.id, ())),
                         context=context,
                         answer_1=shown_1.trace.answer or "",
                         answer_2=shown_2.trace.answer or "",

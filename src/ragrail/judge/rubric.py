@@ -10,14 +10,20 @@ from typing import Any
 from ragrail.errors import InputError
 from ragrail.judge.config import CriterionConfig, JudgeConfig, Prompts, criteria_text, judge_key
 from ragrail.judge.replies import CriterionReply, RubricReply, checker, parse_reply
+from ragrail.judge.turns import Turn, question_in_context
 from ragrail.records.results import CaseResult, CriterionResult, RunResult
 
 
 def rubric_prompt(
-    template: str, case: CaseResult, criteria: Sequence[CriterionConfig], answer: str | None = None
+    template: str,
+    case: CaseResult,
+    criteria: Sequence[CriterionConfig],
+    answer: str | None = None,
+    history: Sequence[Turn] = (),
 ) -> str:
+    """``history``: a turn's earlier turns, shown before its question (``judge.turns``)."""
     return Template(template).safe_substitute(
-        question=case.question,
+        question=question_in_context(case.question, history),
         answer=answer if answer is not None else case.trace.answer or "",
         criteria=criteria_text(criteria),
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragrail.calls.urls import url_problem
@@ -13,6 +14,7 @@ from ragrail.errors import InputError
 from ragrail.records.case import Case
 from ragrail.records.results import Trace
 from ragrail.system.adapters.records import OutputRecord, parse_output, record_to_trace
+from ragrail.system.rounds import turns_of
 
 if TYPE_CHECKING:
     from ragrail.project import SystemConfig
@@ -54,8 +56,27 @@ class HttpSystem:
             os.environ[m.group(1)] for v in cfg.headers.values() for m in _ENV.finditer(v)
         )
         self.provider = EndpointProvider(
-            cfg.url, headers, cfg.body, cfg.question_field, cfg.timeout, from_env
+            cfg.url,
+            headers,
+            cfg.body,
+            cfg.question_field,
+            cfg.timeout,
+            from_env,
+            messages=self._messages if cfg.messages_field else None,
         )
+
+    def _messages(self, history: Sequence[tuple[str, str]]) -> tuple[str, Any]:
+        """Where a turn of a conversation sends its earlier turns, and what: each
+        ``{"question", "answer"}`` ("pairs"), or a user and an assistant message each
+        ``{"role", "content"}`` ("chat"), in the order they were asked."""
+        if self.cfg.messages_format == "chat":
+            value: list[dict[str, str]] = []
+            for question, answer in history:
+                value.append({"role": "user", "content": question})
+                value.append({"role": "assistant", "content": answer})
+        else:
+            value = [{"question": q, "answer": a} for q, a in history]
+        return self.cfg.messages_field, value
 
     @property
     def label(self) -> str:
@@ -161,7 +182,12 @@ class HttpSystem:
             max_retries=self.cfg.max_retries,
         )
         layer = CallLayer(provider=self.provider, settings=settings)
-        results = layer.run([CallRequest(prompt=c.question, tag=c.id) for c in cases])
+        results = layer.run(
+            [
+                CallRequest(prompt=c.question, tag=c.id, history=turns_of(c) if c.turn else None)
+                for c in cases
+            ]
+        )
         traces = []
         for case, res in zip(cases, results, strict=True):
             if res.error is not None:

@@ -191,8 +191,24 @@ def is_async(func: Callable[..., Any]) -> bool:
     )
 
 
+def takes_history(func: Callable[..., Any]) -> bool:
+    """Whether ``func`` has a parameter named ``history`` that a keyword can fill."""
+    import inspect
+
+    try:
+        param = inspect.signature(func).parameters.get("history")
+    except (TypeError, ValueError):  # a builtin or a C callable without a signature
+        return False
+    return param is not None and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
+
+
 class CallableSystem:
     """A Python function ``question -> {answer, contexts}``, sync or async.
+
+    A function with a ``history`` parameter gets the conversation so far as
+    ``history=[{"question", "answer"}, ...]``: the earlier turns of a golden
+    conversation with the answers it gave them (``ragrail.system.rounds``), ``[]`` for
+    a first turn or a single question.
 
     ``target`` is ``package.module:function``, imported with the project folder
     on ``sys.path``, or the function itself (from the Python API). Whatever the
@@ -224,6 +240,7 @@ class CallableSystem:
         self.concurrency = concurrency
         self.timeout = timeout
         self._worker: _Worker | None = None
+        self._takes_history: bool | None = None  # read from its signature when first called
         if not isinstance(target, str):
             self.target = callable_name(target)
             self.func: Callable[..., Any] = target
@@ -259,10 +276,21 @@ class CallableSystem:
             finally:
                 self._close()
 
+    def _call(self, case: Case) -> Callable[[], Any]:
+        """The call for ``case``: the question, and its history when the function takes one
+        (a copy: what the function does to it changes nothing here)."""
+        from functools import partial
+
+        if self._takes_history is None:
+            self._takes_history = takes_history(self.func)
+        if not self._takes_history:
+            return partial(self.func, case.question)
+        return partial(self.func, case.question, history=[dict(t) for t in case.history])
+
     def _one(self, case: Case) -> Trace:
         if self._worker is None:
             self._worker = _Worker()
-        job = self._worker.submit(self.func, case.question)
+        job = self._worker.submit(self._call(case))
         # a --timeout of 1e300 s is "never": beyond TIMEOUT_MAX the wait itself overflows
         if not job.done.wait(min(self.timeout, threading.TIMEOUT_MAX)):
             self._close()  # stuck in the user's code: abandon the thread (it ends if it returns)
@@ -283,11 +311,11 @@ class CallableSystem:
         finished = threading.Event()
         beat = [time.monotonic()]  # when the event loop last turned
 
-        async def call(question: str) -> tuple[Any, str | None]:
+        async def call(case: Case) -> tuple[Any, str | None]:
             deadline = asyncio.timeout(self.timeout)
             try:
                 async with deadline:
-                    return await self.func(question), None
+                    return await self._call(case)(), None
             except BaseException as exc:  # user code: a question's error, whatever it is
                 task = asyncio.current_task()
                 if isinstance(exc, asyncio.CancelledError) and task and task.cancelling():
@@ -303,14 +331,14 @@ class CallableSystem:
             sem = asyncio.Semaphore(self.concurrency)
             pulse = asyncio.create_task(heartbeat())
 
-            async def one(i: int, question: str) -> None:
+            async def one(i: int, case: Case) -> None:
                 async with sem:
                     in_flight[i] = time.monotonic()
-                    value, error = await call(question)
+                    value, error = await call(case)
                     outcomes[i] = (value, error, (time.monotonic() - in_flight.pop(i)) * 1000)
 
             try:
-                await asyncio.gather(*(one(i, c.question) for i, c in enumerate(cases)))
+                await asyncio.gather(*(one(i, c) for i, c in enumerate(cases)))
             finally:
                 pulse.cancel()
                 finished.set()

@@ -10,16 +10,25 @@ from ragrail.records.case import Case
 from ragrail.records.trace import Sample, Trace
 
 
-def ask_repeatedly(system: Any, cases: Sequence[Case], repeats: int) -> list[Trace]:
+def ask_repeatedly(
+    system: Any,
+    cases: Sequence[Case],
+    repeats: int,
+    asked: Sequence[Sequence[Case]] | None = None,
+) -> list[Trace]:
     """Each question asked ``repeats`` times, all in one ``traces`` call (so an HTTP
     service or an async function answers them concurrently): the first answer is the
     trace, its retrieval is the one scored; the others are its ``samples``, each answer
     checked against the first call's contexts with its own citations and hand-off flag.
-    A system whose retrieval varies from call to call is scored on its first call's."""
+    A system whose retrieval varies from call to call is scored on its first call's.
+    ``asked``: the cases as put to the system in each repeat, in ``cases`` order (a turn
+    of a conversation carries that repeat's own history); by default ``cases`` each time."""
+    if asked is None:
+        asked = [cases] * max(repeats, 1)
     if repeats <= 1:
-        return list(system.traces(list(cases)))
+        return list(system.traces(list(asked[0])))
     n = len(cases)
-    every = list(system.traces([c for _ in range(repeats) for c in cases]))
+    every = list(system.traces([c for batch in asked for c in batch]))
     if len(every) != n * repeats:
         raise InputError(
             f"the system returned {len(every)} traces for {n * repeats} questions asked"

@@ -20,6 +20,9 @@ class AnswerRequest:
     chunks: Sequence[Chunk]
     repeat: int = 0  # 0 for the first answer; 1..N-1 for --repeats
     namespace: str = ""  # "rerun" for --rerun-failures: its own cache indexes 0..N-1
+    # A turn of a conversation: the earlier turns' (question, answer), this repeat's own
+    # answers; a model answerer sends them as chat messages before the prompt.
+    history: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass

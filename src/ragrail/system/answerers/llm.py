@@ -15,7 +15,10 @@ LABELS = {
 
 
 class ModelAnswerer:
-    """Sends the bot's prompt to a model; one call per prompt and repeat."""
+    """Sends the bot's prompt to a model; one call per prompt and repeat. A turn of a
+    conversation goes as a chat: each earlier turn's question (a user message) and the
+    answer the bot gave (an assistant message), then the prompt with this turn's
+    excerpts and question. The earlier prompts' excerpts are not re-sent."""
 
     def __init__(self, layer: CallLayer) -> None:
         self.layer = layer
@@ -29,7 +32,13 @@ class ModelAnswerer:
 
     def answer_all(self, requests: Sequence[AnswerRequest]) -> list[AnswerResult]:
         calls = [
-            CallRequest(prompt=r.prompt, repeat=r.repeat, tag=r.case_id, namespace=r.namespace)
+            CallRequest(
+                prompt=r.prompt,
+                repeat=r.repeat,
+                tag=r.case_id,
+                namespace=r.namespace,
+                history=r.history,
+            )
             for r in requests
         ]
         out = []
