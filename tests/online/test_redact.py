@@ -146,3 +146,28 @@ def test_a_region_lets_phonenumbers_read_national_numbers() -> None:
     scrub = make_redactor(region="US")
     assert scrub("call (415) 555-2671 ext. 12 today") == "call [phone] today"
     assert redact("call (415) 555-2671 ext. 12 today") == "call [phone] today"
+
+
+def test_logs_region_and_redact_ip_reach_the_ingest_redactor() -> None:
+    from pydantic import ValidationError
+
+    from ragrail.online.mapping import RowMapper
+    from ragrail.project import LogsConfig
+
+    plain = RowMapper(LogsConfig())
+    german = RowMapper(LogsConfig(region="de", redact_ip=True))
+    text = "Rufen Sie 030 1234567 an, Server 192.168.1.20"
+    assert german.config.region == "DE"
+    assert german.redact(text) == "Rufen Sie [phone] an, Server [ip]"
+    assert plain.redact(text).endswith("Server 192.168.1.20")
+    with pytest.raises(ValidationError, match="not a region code"):
+        LogsConfig(region="XX")
+
+
+def test_no_pii_reports_a_national_id_by_default() -> None:
+    from ragrail.records.checks import PII_KINDS
+    from ragrail.scoring.pii import find_pii
+
+    assert "id" in PII_KINDS
+    (problem,) = find_pii("Your SSN on file is 123-45-6789.", PII_KINDS)
+    assert problem.startswith("identity number") and "6789" not in problem

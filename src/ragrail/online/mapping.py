@@ -211,7 +211,7 @@ class RowMapper:
     def __init__(self, config: LogsConfig, columns: bool = False) -> None:
         self.config = config
         self.columns = columns
-        self.redact = make_redactor(config.redact)
+        self.redact = make_redactor(config.redact, region=config.region, ip=config.redact_ip)
         self.paths = {
             n: (getattr(config, n),) if columns else _split(getattr(config, n)) for n in _FIELDS
         }

@@ -47,7 +47,7 @@ BAD_CITATION = "bad-citation"
 ABSTAINED = "abstained"
 PII = "pii"
 JUDGE_UNFAITHFUL = "judge:unfaithful"
-PII_KINDS = ["email", "phone", "card", "iban"]
+PII_KINDS = ["email", "phone", "card", "iban", "id"]
 BATCH = 1_000  # conversations whose flags are written back in one transaction
 EXAMPLES = 5  # flagged conversation ids kept per flag for the report
 

@@ -63,8 +63,9 @@ class JsonSchema(_Check):
         return self
 
 
-PIIKind = Literal["email", "phone", "card", "iban"]
-PII_KINDS: tuple[PIIKind, ...] = ("email", "phone", "card", "iban")  # no_pii's default: all
+PIIKind = Literal["email", "phone", "card", "iban", "id"]
+# no_pii's default: all ("id": a national identity number, ragrail.text.pii_detect)
+PII_KINDS: tuple[PIIKind, ...] = ("email", "phone", "card", "iban", "id")
 
 
 class NoPII(_Check):
