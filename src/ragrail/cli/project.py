@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ragrail.cli.common import CONTEXT, OUT_PATH, PATH, json_option, load_project
+from ragrail.cli.turns import InOrder
 from ragrail.cli.ui import Out, output_options
 from ragrail.errors import EXIT_OK, EXIT_REGRESSION, InputError
 
@@ -180,14 +181,26 @@ def workflow(config: Path | None, output: Path | None, force: bool) -> int:
     return EXIT_OK
 
 
-@click.command(context_settings=CONTEXT)
+@click.command(cls=InOrder, context_settings=CONTEXT)
 @click.option("--config", "-c", type=PATH, help="Project file.")
 @click.option("--golden", "-g", type=PATH, help="Golden set file.")
 @click.option(
     "--id", "case_id", help="A unique id, e.g. lost-phone (--from-log: default log-<conversation>)."
 )
 @click.option(
-    "--question", "-q", help="The question, as a user would type it (--from-log: the logged one)."
+    "--question",
+    "-q",
+    multiple=True,
+    help="The question, as a user would type it (--from-log: the logged one). Repeat it for "
+    "a conversation: each --question starts the next turn, and the --source, --fact and "
+    "--expect after it are that turn's.",
+)
+@click.option(
+    "--turn",
+    type=int,
+    multiple=True,
+    metavar="K",
+    help="The labels after it are turn K's (a logged conversation's turn with --from-log).",
 )
 @click.option(
     "--from-log",
@@ -217,6 +230,7 @@ def workflow(config: Path | None, output: Path | None, force: bool) -> int:
 @click.option(
     "--expect",
     type=click.Choice(["answer", "abstain", "refuse", "escalate"]),
+    multiple=True,
     help="What the reply should do (default: abstain without --source, answer with one).",
 )
 @output_options(quiet_short=False)
@@ -224,27 +238,37 @@ def add(
     config: Path | None,
     golden: Path | None,
     case_id: str | None,
-    question: str | None,
+    question: tuple[str, ...],
+    turn: tuple[int, ...],
     from_log: str | None,
     db: Path | None,
     sources: tuple[str, ...],
     facts: tuple[str, ...],
     tags: tuple[str, ...],
-    expect: str | None = None,
+    expect: tuple[str, ...] = (),
 ) -> int:
     """Append a labelled question to the golden set (refusing duplicate ids and questions).
 
-    With --from-log ID the question comes from that logged conversation and the
-    case records where it came from (conversation, date, app version); `ragrail lint`
-    then warns if the case is ever removed from the golden set.
+    A conversation: repeat --question; the --source, --fact and --expect after each are
+    that turn's (--tag is the whole conversation's):
+
+    \b
+      ragrail add --id pro-plan -t chat \\
+        -q "How much is Basic?" -s pricing -f '$8' \\
+        -q "And on the Pro plan?" -s pricing -f '$12'
+
+    With --from-log ID the question comes from that logged conversation (every turn of it,
+    labelled with --turn K) and the case records where it came from (conversation, date,
+    app version); `ragrail lint` then warns if the case is ever removed from the golden set.
     """
     from pydantic import ValidationError
 
+    from ragrail.cli.turns import turn_labels
     from ragrail.golden import Case, add_case
 
     if from_log is None:
         for flag, value in (("--id", case_id), ("--question", question)):
-            if value is None:
+            if not value:
                 raise InputError(f"missing option {flag} (or give --from-log ID)")
     if golden is None or (from_log is not None and db is None):
         project = load_project(config, None)
@@ -255,33 +279,49 @@ def add(
     if from_log is not None:
         assert db is not None  # --db, or the project's (loaded above without it)
         conversation = _logged_conversation(from_log, db)
+    logged = len(conversation.turns) + 1 if conversation is not None and conversation.turns else 0
+    per_turn = {"question": question, "sources": sources, "facts": facts, "expect": expect}
+    labels = turn_labels({**per_turn, "turn": turn}, logged)
+    if len(labels) > 1:
+        from ragrail.cli.turns import add_turns
+
+        added = add_turns(path, case_id, labels, list(tags), conversation)
+        if conversation is not None:
+            assert db is not None  # as above
+            _record_golden(db, added, conversation.id, path)
+        Out().verdict(
+            f"Added conversation {added!r} ({len(labels)} turns) to {path}. "
+            "Check the labels with `ragrail lint`."
+        )
+        return EXIT_OK
+    first = labels[0]
     try:
         if conversation is not None:
             from ragrail.online.cases import case_from_log
 
             case = case_from_log(
-                conversation, case_id, question, list(sources), list(facts), list(tags)
+                conversation, case_id, first.question, first.sources, first.facts, list(tags)
             )
         else:
             # validated as a golden-set entry is: a fact is read from its text
             case = Case.model_validate(
                 {
                     "id": case_id,
-                    "question": question,
-                    "sources": list(sources),
-                    "facts": list(facts),
+                    "question": first.question,
+                    "sources": first.sources,
+                    "facts": first.facts,
                     "tags": list(tags),
                 }
             )
     except ValidationError as exc:
         err = exc.errors()[0]
         raise InputError(f"--{err['loc'][0]}: {err['msg'].removeprefix('Value error, ')}") from None
-    if facts and not sources:
+    if first.facts and not first.sources:
         raise InputError("a case with --fact needs a --source (a fact is found in a source)")
-    if expect is not None:
+    if first.expect is not None:
         from ragrail.golden.add import with_expect
 
-        case = with_expect(case, expect)
+        case = with_expect(case, first.expect)
     add_case(path, case)
     if conversation is not None:
         assert db is not None  # as above

@@ -11,6 +11,7 @@ from ragrail.errors import InputError
 from ragrail.fileio import BOM, read_text
 from ragrail.golden.formats import (
     CSV_COLUMNS,
+    CSV_TURN_COLUMNS,
     LIST_SEPARATOR,
     _csv_header,
     _csv_reader,
@@ -28,18 +29,6 @@ def add_case(path: Path, case: Case) -> None:
     file, atomically: if the case does not read back exactly as given, nothing is
     written.
     """
-    from ragrail.fileio import atomic_write_text
-
-    read_text(path, "golden set")  # a clear error for a missing, special or non-UTF-8 file
-    text = path.read_bytes().decode("utf-8")  # as it is: read_text would turn CRLF into LF
-    golden = parse_golden(text, path)
-    for other in golden.cases:
-        if other.id == case.id:
-            raise InputError(f"a case with id {case.id!r} already exists", golden.where(case.id))
-        if other.question.strip().lower() == case.question.strip().lower():
-            raise InputError(
-                f"case {other.id!r} already asks this question", golden.where(other.id)
-            )
     data = case.model_dump(
         by_alias=True, exclude_defaults=True, exclude={"checks"} if not case.checks else set()
     )
@@ -47,13 +36,57 @@ def add_case(path: Path, case: Case) -> None:
     data.setdefault("facts", [])
     if "provenance" in data:  # after the labels: the reader looks at those first
         data["provenance"] = data.pop("provenance")
+    _append(path, data, [case])
+
+
+def add_conversation(path: Path, turns: list[Case]) -> None:
+    """Append a conversation (its turns, as the golden set reads them: ids
+    ``"<conversation> turn <k>"``) to a golden-set file: one entry with ``turns`` in JSON,
+    JSON Lines and YAML, one row per turn in CSV. Refused and checked as :func:`add_case`."""
+    _append(path, conversation_entry(turns), turns)
+
+
+def conversation_entry(turns: list[Case]) -> dict[str, Any]:
+    """The golden entry with ``turns`` that reads back as these turns: tags and provenance
+    every turn shares are the entry's."""
+    first = turns[0]
+    shared_tags = first.tags if all(t.tags == first.tags for t in turns) else []
+    entry: dict[str, Any] = {"id": first.conversation}
+    if shared_tags:
+        entry["tags"] = list(shared_tags)
+    entry["turns"] = []
+    for t in turns:
+        data = t.model_dump(
+            by_alias=True,
+            exclude_defaults=True,
+            exclude={"id", "conversation", "turn", "provenance", "checks"}
+            - ({"checks"} if t.checks else set()),
+        )
+        data.setdefault("sources", [])
+        data.setdefault("facts", [])
+        if shared_tags:
+            data.pop("tags", None)
+        entry["turns"].append(data)
+    if first.provenance:
+        entry["provenance"] = dict(first.provenance)
+    return entry
+
+
+def _append(path: Path, data: dict[str, Any], new_cases: list[Case]) -> None:
+    """Append one entry (``data``, reading back as ``new_cases``) to the golden set."""
+    from ragrail.fileio import atomic_write_text
+
+    read_text(path, "golden set")  # a clear error for a missing, special or non-UTF-8 file
+    text = path.read_bytes().decode("utf-8")  # as it is: read_text would turn CRLF into LF
+    golden = parse_golden(text, path)
+    _refuse_duplicates(golden, new_cases)
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         new = text.rstrip("\r\n") + _newline(text) + json.dumps(data, ensure_ascii=False) + "\n"
     elif suffix in (".yaml", ".yml"):
         new = _yaml_append(text, data)
     elif suffix == ".csv":
-        new = _csv_append(text, path, case)
+        new = _csv_append(text, path, new_cases)
     else:
         body = text.removeprefix(BOM)
         end = text.rstrip().rfind("]")
@@ -66,13 +99,33 @@ def add_case(path: Path, case: Case) -> None:
         added: GoldenSet | None = parse_golden(new, path)
     except InputError:
         added = None
-    if added is None or added.cases[:-1] != golden.cases or added.cases[-1] != case:
+    n = len(golden.cases)
+    if added is None or added.cases[:n] != golden.cases or added.cases[n:] != new_cases:
         raise InputError(
             "cannot append to this file's layout without changing its cases; "
             "add the case by hand (nothing was written)",
             str(path),
         )
     atomic_write_text(path, new, "golden set")
+
+
+def _refuse_duplicates(golden: GoldenSet, new_cases: list[Case]) -> None:
+    """An id or a conversation already there, or a question already asked: a follow-up
+    ("and on Pro?") may repeat another conversation's, as its history makes it another."""
+    first = new_cases[0]
+    taken = {c.id for c in golden.cases} | {c.conversation for c in golden.cases}
+    name = first.conversation or first.id
+    if name in taken:
+        where = next((c.id for c in golden.cases if name in (c.id, c.conversation)), name)
+        what = "a conversation" if first.conversation else "a case"
+        raise InputError(f"{what} with id {name!r} already exists", golden.where(where))
+    for other in golden.cases:
+        if (other.turn or 1) == 1 and other.question.strip().lower() == (
+            first.question.strip().lower()
+        ):
+            raise InputError(
+                f"case {other.id!r} already asks this question", golden.where(other.id)
+            )
 
 
 def with_expect(case: Case, expect: str) -> Case:
@@ -110,39 +163,46 @@ def _yaml_append(text: str, data: dict[str, Any]) -> str:
     return text.rstrip("\r\n") + nl + item.replace("\n", nl)
 
 
-def _csv_append(text: str, path: Path, case: Case) -> str:
-    """The CSV text with one more row, written by the csv module under the file's own
-    header (which may be quoted, reordered or lack optional columns)."""
+def _csv_append(text: str, path: Path, cases: list[Case]) -> str:
+    """The CSV text with one more row per case, written by the csv module under the file's
+    own header (which may be quoted, reordered or lack optional columns)."""
     import csv
     import io
 
     nl = _newline(text)
     body = text.removeprefix(BOM)
-    names = _csv_header(_csv_reader(body), path) if body.strip() else list(CSV_COLUMNS)
-    values = {
-        "id": case.id,
-        "question": case.question,
-        "sources": LIST_SEPARATOR.join(
-            [f"{name}:{grade}" for name, grade in case.grades.items()] or case.sources
-        ),
-        "facts": csv_facts_cell(list(case.facts)) if case.facts else "",
-        "tags": LIST_SEPARATOR.join(case.tags),
-        "expect": case.expect or "",
-        "provenance": json.dumps(case.provenance, ensure_ascii=False) if case.provenance else "",
-    }
-    lost = [k for k, v in values.items() if v and k not in names]
-    if lost:
-        raise InputError(
-            f"the CSV has no {lost[0]!r} column for this case's {lost[0]}; add the column "
-            "to its header first (nothing was written)",
-            f"{path}:1",
-        )
-    if case.checks:
-        raise InputError("a CSV golden set cannot hold checks; use JSON or YAML", str(path))
+    turns = cases[0].conversation is not None
+    columns = list(CSV_COLUMNS) + (list(CSV_TURN_COLUMNS) if turns else [])
+    names = _csv_header(_csv_reader(body), path) if body.strip() else columns
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator=nl)
     if not body.strip():
         writer.writerow(names)
-    writer.writerow([values[n] for n in names])
+    for case in cases:
+        values = {
+            "id": case.id,
+            "question": case.question,
+            "sources": LIST_SEPARATOR.join(
+                [f"{name}:{grade}" for name, grade in case.grades.items()] or case.sources
+            ),
+            "facts": csv_facts_cell(list(case.facts)) if case.facts else "",
+            "tags": LIST_SEPARATOR.join(case.tags),
+            "expect": case.expect or "",
+            "provenance": json.dumps(case.provenance, ensure_ascii=False)
+            if case.provenance
+            else "",
+            "conversation": case.conversation or "",
+            "turn": str(case.turn or ""),
+        }
+        lost = [k for k, v in values.items() if v and k not in names]
+        if lost:
+            raise InputError(
+                f"the CSV has no {lost[0]!r} column for this case's {lost[0]}; add the column "
+                "to its header first (nothing was written)",
+                f"{path}:1",
+            )
+        if case.checks:
+            raise InputError("a CSV golden set cannot hold checks; use JSON or YAML", str(path))
+        writer.writerow([values[n] for n in names])
     head = text.rstrip("\r\n")
     return (head + nl if head.strip() else head) + buf.getvalue()

@@ -140,7 +140,8 @@ def lint_from_log(
     import os
     from datetime import UTC, datetime
 
-    ids = {case.id for case in golden.cases}
+    # a logged conversation added with its turns is recorded by its own id
+    ids = {case.id for case in golden.cases} | {c.conversation for c in golden.cases}
     problems = []
     for case_id, conversation_id, path, added in from_log:
         if case_id in ids or (path != golden_real and os.path.exists(path)):

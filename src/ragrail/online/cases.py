@@ -29,8 +29,6 @@ def case_from_log(
 ) -> Case:
     """A case made from a logged conversation: its question (unless another is given),
     the labels given, and its provenance (conversation id, date, app version)."""
-    from ragrail.online.sample import iso_date
-
     # validated as a golden-set entry is: a fact is read from its text
     return Case.model_validate(
         {
@@ -39,11 +37,18 @@ def case_from_log(
             "sources": sources or [],
             "facts": facts or [],
             "tags": tags or [],
-            "provenance": {
-                "from": "production",
-                "conversation": conversation.id,
-                "date": iso_date(conversation.at),
-                "version": conversation.version,
-            },
+            "provenance": provenance_of(conversation),
         }
     )
+
+
+def provenance_of(conversation: Conversation) -> dict[str, str]:
+    """Where a case made from a logged conversation came from: its id, date, app version."""
+    from ragrail.online.sample import iso_date
+
+    return {
+        "from": "production",
+        "conversation": conversation.id,
+        "date": iso_date(conversation.at),
+        "version": conversation.version,
+    }
