@@ -117,7 +117,7 @@ RUN_FLAGS: tuple[Flag, ...] = (
         metavar="N", low=0, key="pipeline.chunk_words"),
     Flag("min_score", "number", "Chunks scoring below S are never returned (default 0.2), on the "
         "retriever's own scale: standin 0-1, bm25 0 and up (unbounded, often 0-20), dense -1 to "
-        "1 (cosine).", metavar="S", low=0.0, key="pipeline.min_score"),
+        "1 (cosine), hybrid 0-1 (fused ranks).", metavar="S", low=0.0, key="pipeline.min_score"),
     Flag("save_baseline", "on", "Accept this run: write it as the new baseline (atomically).",
         sets=COMMAND),
     Flag("json_path", "output", "Write the full results (every question, trace and score) as "
@@ -194,8 +194,9 @@ RUN_FLAGS: tuple[Flag, ...] = (
     Flag("address", "text", "The Ray cluster to join, host:port (default: [run] address, else a "
         "Ray instance started on this machine for the run).", metavar="ADDR", blank_ok=False,
         key="run.address"),
-    Flag("retriever", "choice", "standin (word matching, default), bm25, or dense (needs "
-        "ragrail[semantic]).", choices=("standin", "bm25", "dense"),
+    Flag("retriever", "choice", "standin (word matching, default), bm25, dense (needs "
+        "ragrail[semantic]) or hybrid (bm25 and dense by reciprocal rank fusion).",
+        choices=("standin", "bm25", "dense", "hybrid"),
         key="pipeline.retriever"),
     Flag("shard", "shard", "Evaluate only shard I of N (0 to N-1; by a hash of each case id) and "
         "write its --json results for `ragrail merge`; compares, saves and records nothing.",

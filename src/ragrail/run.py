@@ -266,13 +266,14 @@ def run_config(
         chunk_words=s.chunk_words or None,
         top_k=s.top_k,
         min_score=s.min_score,
-        retriever=s.retriever,
+        retriever=s.retriever_label,
         answerer=answerer.name,
         answerer_label=answerer.label,
         model=answerer.model,
         repeats=repeats,
         n_chunks=len(pipeline.chunks),
         n_cases=n_cases,
+        settings=s.stage_settings,
     )
 
 

@@ -117,6 +117,8 @@ def pipeline_settings(project: Project, overrides: Overrides | None = None) -> P
         retriever=o.retriever or pipe.retriever,
         language=pipe.language,
         embeddings_cache=None if o.no_cache else project.state_dir / "embeddings.sqlite",
+        rerank=pipe.rerank,
+        candidates=pipe.candidates,
     )
 
 

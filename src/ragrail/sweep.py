@@ -1,5 +1,7 @@
 """Sweep a grid of pipeline settings (chunking x retriever x k x minimum score) and
 tabulate the totals, to choose a configuration by its scores on your own questions.
+A retriever may be ``hybrid`` and may end in ``+rerank`` (``bm25+rerank``): the dense
+rerank of :mod:`ragrail.system.hybrid` over ``[pipeline] candidates``.
 
 The minimum score is on each retriever's own scale, so each row also says how many
 abstain cases pass (nothing retrieved, the bot says it doesn't know) and how many
@@ -24,6 +26,7 @@ from ragrail.scoring.case import ScoringOptions
 from ragrail.scoring.retrieval import facts_retrieved
 from ragrail.system.answerers.base import Answerer
 from ragrail.system.corpus import describe_chunking
+from ragrail.system.hybrid import split_name
 from ragrail.system.pipeline import Pipeline, PipelineSettings
 from ragrail.system.retrieval import min_score_problem
 
@@ -61,7 +64,7 @@ def unusable_thresholds(
         (r, m, problem)
         for r in retrievers
         for m in min_scores
-        if (problem := min_score_problem(r, m)) is not None
+        if (problem := min_score_problem(split_name(r)[0], m)) is not None
     ]
 
 
@@ -107,11 +110,12 @@ def run_sweep(
     thresholds = list(min_scores) if min_scores else [base.min_score]
     groups = []
     for words in chunk_words:
-        for retriever in retrievers:
+        for name in retrievers:
+            retriever, rerank = split_name(name)  # "hybrid+rerank": hybrid, then a rerank
             usable = [m for m in thresholds if min_score_problem(retriever, m) is None]
             if usable:
                 settings = dataclasses.replace(
-                    base, chunk_words=words, retriever=retriever, min_score=usable[0]
+                    base, chunk_words=words, retriever=retriever, min_score=usable[0], rerank=rerank
                 )
                 groups.append((settings, tuple(usable)))
     job = SweepJob(name, golden, tuple(top_ks), answerer, options)
@@ -139,7 +143,7 @@ def sweep_group(
     job: SweepJob, settings: PipelineSettings, thresholds: Sequence[float]
 ) -> list[SweepRow]:
     """The rows of one (chunking, retriever) index: every k and usable threshold."""
-    golden, words, retriever = job.golden, settings.chunk_words or 0, settings.retriever
+    golden, words, retriever = job.golden, settings.chunk_words or 0, settings.retriever_label
     questions = [c.question for c in golden.cases]
     abstain_cases = sum(1 for c in golden.cases if c.expects_abstain)
     pipeline = Pipeline(settings)

@@ -50,7 +50,7 @@ class SweepRequest:
 
     chunk_words: Sequence[int] | None = None  # chunkings to try; 0 is by section
     top_k: Sequence[int] | None = None  # default: DEFAULT_TOP_KS
-    retrievers: Sequence[str] | None = None  # standin, bm25, dense
+    retrievers: Sequence[str] | None = None  # standin, bm25, dense, hybrid; NAME+rerank
     min_scores: Sequence[float] | None = None  # each on its retriever's own scale
     json: Path | None = None  # the table as JSON (default: under the state folder; -: none)
     csv: Path | None = None  # the table as CSV (default: under the state folder; -: none)
@@ -99,7 +99,8 @@ def plan_sweep(project: Project, request: SweepRequest) -> SweepPlan:
     from ragrail.settings import Overrides, resolve
     from ragrail.sweep import unusable_thresholds
     from ragrail.system.answerers import build_answerer
-    from ragrail.system.retrieval import RETRIEVERS
+    from ragrail.system.hybrid import RERANK_SUFFIX, split_name
+    from ragrail.system.retrieval import RETRIEVER_NAMES
 
     r, cfg = request, project.config
     # the project's settings, as a run resolves them: a missing Ray is exit 2 before any work
@@ -120,10 +121,14 @@ def plan_sweep(project: Project, request: SweepRequest) -> SweepPlan:
             f'[system] kind = "{cfg.system.kind}"'
         )
     names = list(r.retrievers) if r.retrievers is not None else _names(cfg.pipeline.retriever)
-    unknown = [name for name in names if name not in RETRIEVERS]
+    if r.retrievers is None and cfg.pipeline.rerank != "none":
+        names = [name + RERANK_SUFFIX for name in names]  # the project's own rerank
+    unknown = [name for name in names if split_name(name)[0] not in RETRIEVER_NAMES]
     if unknown:
         raise GridError(
-            f"unknown retriever {unknown[0]!r}; choose {', '.join(RETRIEVERS)}", "--retriever"
+            f"unknown retriever {unknown[0]!r}; choose {', '.join(RETRIEVER_NAMES)}, each "
+            f"alone or followed by {RERANK_SUFFIX}",
+            "--retriever",
         )
     golden = load_golden(project.golden, project.root)
     words = list(r.chunk_words or [cfg.pipeline.chunk_words])

@@ -59,7 +59,8 @@ def _score_list(ctx: Any, param: Any, value: str | None) -> list[float] | None:
     "retrievers",
     default=None,
     metavar="NAME,NAME",
-    help="Retrievers to try: standin, bm25, dense (default: the config's).",
+    help="Retrievers to try: standin, bm25, dense, hybrid, each alone or followed by "
+    "+rerank (a dense rerank of [pipeline] candidates: hybrid+rerank) (default: the config's).",
 )
 @click.option(
     "--min-score",
@@ -67,7 +68,7 @@ def _score_list(ctx: Any, param: Any, value: str | None) -> list[float] | None:
     callback=_score_list,
     metavar="S,S,...",
     help="Minimum scores to try, each on the retriever's own scale: standin 0-1, bm25 0 "
-    "and up (unbounded), dense -1 to 1 (default: the config's). One above what a "
+    "and up (unbounded), dense -1 to 1, hybrid 0-1 (default: the config's). One above what a "
     "retriever can score is skipped for it. The table then shows each row's abstain "
     "cases that pass and answerable cases that lost retrieval.",
 )

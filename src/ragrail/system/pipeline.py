@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragrail.records.results import RetrievedChunk, Sample, Trace
+from ragrail.records.trace import Stage
 from ragrail.system.answerers.base import (
     NO_CONTEXT_ANSWER,
     Answerer,
@@ -15,8 +16,14 @@ from ragrail.system.answerers.base import (
 )
 from ragrail.system.corpus import Chunk, describe_chunking, load_documents, make_chunks
 from ragrail.system.defaults import DEFAULT_MIN_SCORE, DEFAULT_TOP_K
+from ragrail.system.hybrid import (
+    DenseReranker,
+    HybridRetriever,
+    make_any_retriever,
+    search_in_stages,
+)
 from ragrail.system.prompt import DEFAULT_TEMPLATE, build_prompt, estimate_tokens
-from ragrail.system.retrieval import make_retriever, min_score_problem
+from ragrail.system.retrieval import DenseRetriever, Hit, min_score_problem
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,20 @@ class PipelineSettings:
     template: str = DEFAULT_TEMPLATE
     language: str = "en"  # stop words and stemming of the stand-in and BM25
     embeddings_cache: Path | None = None  # the dense retriever's vectors; None: not cached
+    rerank: str = "none"  # "dense": re-score the first stage's candidates (system.hybrid)
+    candidates: int = 20  # how many chunks a first stage hands to hybrid's fusion or rerank
+
+    @property
+    def retriever_label(self) -> str:
+        """The retriever as a run's config names it: ``hybrid+rerank`` with a rerank."""
+        return self.retriever + ("+rerank" if self.rerank != "none" else "")
+
+    @property
+    def stage_settings(self) -> dict[str, int]:
+        """What a run's config adds for a pipeline in stages (hybrid, or a rerank): how
+        deep a first stage's lists go."""
+        staged = self.retriever == "hybrid" or self.rerank != "none"
+        return {"candidates": self.candidates} if staged else {}
 
     @property
     def chunking(self) -> str:
@@ -53,9 +74,22 @@ class Pipeline:
         self.settings = settings
         self.docs = load_documents(settings.docs)
         self.chunks: list[Chunk] = make_chunks(self.docs, settings.chunk_words)
-        self.retriever = make_retriever(
-            settings.retriever, self.chunks, settings.language, settings.embeddings_cache
+        self.retriever = make_any_retriever(
+            settings.retriever,
+            self.chunks,
+            settings.language,
+            settings.embeddings_cache,
+            settings.candidates,
         )
+        self.reranker: DenseReranker | None = None
+        if settings.rerank != "none":
+            own = self.retriever
+            dense = own.dense if isinstance(own, HybridRetriever) else own
+            self.reranker = DenseReranker(
+                self.chunks,
+                settings.embeddings_cache,
+                dense if isinstance(dense, DenseRetriever) else None,
+            )
 
     def with_settings(self, **changes: object) -> Pipeline:
         """The same index under other search settings (top_k, min_score): no re-indexing."""
@@ -68,20 +102,34 @@ class Pipeline:
         return other
 
     def retrieve(self, questions: Sequence[str]) -> list[list[RetrievedChunk]]:
+        return [found for found, _ in self.retrieve_stages(questions)]
+
+    def retrieve_stages(
+        self, questions: Sequence[str]
+    ) -> list[tuple[list[RetrievedChunk], list[Stage]]]:
+        """Each question's contexts and the stages that chose them (none for a single
+        retriever without a rerank: :func:`ragrail.system.hybrid.search_in_stages`)."""
         s = self.settings
-        hits = self.retriever.search(questions, s.top_k, s.min_score)
-        return [
-            [
-                RetrievedChunk(
-                    id=self.chunks[h.index].id,
-                    source=self.chunks[h.index].source,
-                    rank=h.rank,
-                    score=round(h.score, 4),
-                    text=self.chunks[h.index].text,
+        found = search_in_stages(
+            self.retriever, self.reranker, questions, s.top_k, s.min_score, s.candidates
+        )
+        made: dict[tuple[int, int, float], RetrievedChunk] = {}  # the stages share chunks
+
+        def chunk(h: Hit) -> RetrievedChunk:
+            key = (h.index, h.rank, h.score)
+            if key not in made:
+                c = self.chunks[h.index]
+                made[key] = RetrievedChunk(
+                    id=c.id, source=c.source, rank=h.rank, score=round(h.score, 4), text=c.text
                 )
-                for h in row
-            ]
-            for row in hits
+            return made[key]
+
+        return [
+            (
+                [chunk(h) for h in hits],
+                [Stage(name=name, contexts=[chunk(h) for h in row]) for name, row in stages],
+            )
+            for hits, stages in found
         ]
 
     def prepare(
@@ -98,9 +146,9 @@ class Pipeline:
         reaches the answerer, and the bot says it doesn't know, as the product would.
         """
         traces: list[Trace] = []
-        found = self.retrieve(questions if queries is None else queries)
-        for case_id, question, ctx in zip(ids, questions, found, strict=True):
-            trace = Trace(case_id=case_id, retrieved=ctx)
+        found = self.retrieve_stages(questions if queries is None else queries)
+        for case_id, question, (ctx, stages) in zip(ids, questions, found, strict=True):
+            trace = Trace(case_id=case_id, retrieved=ctx, stages=stages)
             if ctx:
                 chunks = [Chunk(id=c.id, source=c.source, text=c.text) for c in ctx]
                 trace.prompt = build_prompt(

@@ -379,6 +379,10 @@ RETRIEVERS: dict[str, type[Retriever]] = {
     "bm25": BM25Retriever,
     "dense": DenseRetriever,
 }
+# hybrid fuses bm25 and dense (ragrail.system.hybrid, which builds on this module and
+# makes every retriever: ragrail.system.hybrid.make_any_retriever); its highest score
+RETRIEVER_NAMES = (*RETRIEVERS, "hybrid")
+HYBRID_MAX_SCORE = 1.0
 
 
 def min_score_problem(retriever: str, min_score: float) -> str | None:
@@ -393,11 +397,13 @@ def min_score_problem(retriever: str, min_score: float) -> str | None:
     if not math.isfinite(min_score) or min_score < 0:
         return f"must be a finite number >= 0, not {min_score!r}"
     kind = RETRIEVERS.get(retriever)
-    if kind is not None and kind.max_score is not None and min_score > kind.max_score:
+    top, scale = (kind.max_score, kind.scale) if kind else (None, "")
+    if retriever == "hybrid":
+        top, scale = HYBRID_MAX_SCORE, "0 to 1 (fused ranks)"
+    if top is not None and min_score > top:
         return (
             f"{min_score:g} is above the highest score the {retriever} retriever gives "
-            f"({kind.max_score:g}), so nothing would ever be retrieved; its scores run "
-            f"{kind.scale}"
+            f"({top:g}), so nothing would ever be retrieved; its scores run {scale}"
         )
     return None
 
@@ -405,11 +411,12 @@ def min_score_problem(retriever: str, min_score: float) -> str | None:
 def make_retriever(
     name: str, chunks: Sequence[Chunk], language: str = "en", cache: Path | None = None
 ) -> Retriever:
-    """The retriever ``name`` over ``chunks``; ``cache``: the dense embeddings cache."""
+    """The single retriever ``name`` over ``chunks``; ``cache``: the dense embeddings cache.
+    (Hybrid too: ``ragrail.system.hybrid.make_any_retriever``.)"""
     from ragrail.errors import InputError
 
     if name not in RETRIEVERS:
-        raise InputError(f"unknown retriever {name!r}; choose {', '.join(RETRIEVERS)}")
+        raise InputError(f"unknown retriever {name!r}; choose {', '.join(RETRIEVER_NAMES)}")
     if name == "dense":
         return DenseRetriever(chunks, language, cache=cache)
     return RETRIEVERS[name](chunks, language)

@@ -123,8 +123,10 @@ def sweep_table(rows: Sequence[SweepRow], thresholds: bool | None = None) -> str
     if thresholds is None:
         thresholds = len({r.min_score for r in rows}) > 1
     best = best_per_metric(rows)
+    # hybrid+rerank is wider than the column's usual 10
+    rw = max([10, *(len(visible(r.retriever)) + 1 for r in rows)])
     lines = [
-        f"  {'chunking':<18}{'retriever':<10}{'k':>2}"
+        f"  {'chunking':<18}{'retriever':<{rw}}{'k':>2}"
         + (f"{'min':>6}" if thresholds else "")
         + f"{'hit':>7}{'recall':>8}{'answers':>9}{'prec':>7}{'MRR':>7}{'tokens':>8}"
         + (f"{'abstain':>9}{'lost':>6}" if thresholds else "")
@@ -143,7 +145,7 @@ def sweep_table(rows: Sequence[SweepRow], thresholds: bool | None = None) -> str
         tokens = "-" if r.prompt_tokens is None else f"~{round(r.prompt_tokens)}"
         abstain = f"{r.abstain_passed}/{r.abstain_cases}" if r.abstain_cases else "-"
         lines.append(
-            f"  {visible(r.chunking):<18}{visible(r.retriever):<10}{r.top_k:>2}"
+            f"  {visible(r.chunking):<18}{visible(r.retriever):<{rw}}{r.top_k:>2}"
             + (f"{r.min_score:>6g}" if thresholds else "")
             + cell(r, "hit_rate", True, 7)
             + cell(r, "recall", True, 8)
