@@ -31,7 +31,7 @@ CASES = {
 # The target: a first stage (bm25) of 20 candidates and a second (rerank) of 3. Each
 # question's candidates: filler notes with the source's text at the rank given (None: not
 # retrieved); rerank keeps the ranks listed, in that order.
-TARGET = '''
+TARGET = """
 import json
 from pathlib import Path
 
@@ -51,7 +51,7 @@ def answer(question):
     top = second[0]["text"]
     return {"answer": top, "stages": [{"name": "bm25", "contexts": first},
                                       {"name": "rerank", "contexts": second}]}
-'''
+"""
 
 # question id -> (rank of the source's chunk in bm25, the bm25 ranks rerank keeps)
 PLAN = {

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ragrail.records.results import CaseResult, Stat, StageScores
+from ragrail.records.results import CaseResult, StageScores, Stat
 from ragrail.records.trace import RetrievedChunk, Stage
 from ragrail.scoring import context as ctx
 from ragrail.scoring import retrieval as rs
