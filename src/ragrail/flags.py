@@ -152,7 +152,7 @@ RUN_FLAGS: tuple[Flag, ...] = (
     Flag("dry_run", "on", "Print the calls a model run would make and their estimated cost; "
         "send nothing.",
         api="a dry run prints a plan: use `ragrail run --dry-run`"),
-    Flag("example", "text", "Run a bundled example (kitebase, late-refund, multilingual) "
+    Flag("example", "text", "Run a bundled example (kitebase, kitebase-chat, late-refund, multilingual) "
         "instead of ./ragrail.toml.", metavar="NAME", sets=COMMAND),
     Flag("judge", "choice", "Also grade answers with an LLM judge: claim-level faithfulness and "
         "the [judge] rubric (opt-in; default: off, or the config's [judge]). Its totals are "

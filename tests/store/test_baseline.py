@@ -67,7 +67,7 @@ def test_keys_are_sorted_at_every_level():
             for v in value:
                 check(v)
 
-    for name in ("kitebase", "late-refund", "multilingual"):
+    for name in ("kitebase", "kitebase-chat", "late-refund", "multilingual"):
         check(json.loads((example_dir(name) / "baseline.json").read_text(encoding="utf-8")))
 
 
@@ -88,7 +88,7 @@ def test_each_question_is_a_block_whose_lines_are_near_its_id():
         assert all(abs(i - at) <= 3 for i in range(1, len(block) - 1)), block
 
 
-@pytest.mark.parametrize("name", ["kitebase", "late-refund", "multilingual"])
+@pytest.mark.parametrize("name", ["kitebase", "kitebase-chat", "late-refund", "multilingual"])
 def test_each_bundled_baseline_is_what_save_baseline_writes_for_its_example(cli, tmp_path, name):
     dest = tmp_path / name
     assert cli("example", name, str(dest)).code == 0

@@ -38,7 +38,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "example": (
         "ragrail.cli.project",
         "example",
-        "Copy a bundled example (kitebase, late-refund, multilingual) into DEST to run and "
+        "Copy a bundled example (kitebase, kitebase-chat, late-refund, multilingual) into DEST to run and "
         "edit it there.",
     ),
     "export": (

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 @click.argument("dest", type=PATH)
 @output_options()
 def example(name: str, dest: Path) -> int:
-    """Copy a bundled example (kitebase, late-refund, multilingual) into DEST to run and
+    """Copy a bundled example (kitebase, kitebase-chat, late-refund, multilingual) into DEST to run and
     edit it there.
 
     DEST gets the documents, golden.json, baseline.json, ragrail.toml, a
