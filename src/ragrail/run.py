@@ -22,6 +22,7 @@ from ragrail.records.results import (
 from ragrail.scoring.behaviour import expectation_counts
 from ragrail.scoring.case import ScoringOptions, answer_problems, score_case
 from ragrail.stats import Interval, clustered_rate, mean_intervals, wilson
+from ragrail.system.rounds import ask_in_rounds, run_in_rounds, with_first_histories
 
 if TYPE_CHECKING:  # a run of a user's own system never builds the pipeline
     from ragrail.system.answerers.base import Answerer
@@ -246,9 +247,9 @@ def evaluate(
     repeats: int = 1,
     options: ScoringOptions | None = None,
 ) -> RunResult:
-    """Run every golden case through the pipeline and score the traces."""
+    """Run every golden case through the pipeline (conversations in rounds) and score it."""
     cases = golden.cases
-    traces = pipeline.run([c.id for c in cases], [c.question for c in cases], answerer, repeats)
+    traces = run_in_rounds(pipeline, cases, answerer, repeats)
     config = run_config(name, pipeline, answerer, len(cases), repeats)
     options = options or ScoringOptions(k=config.top_k)
     result = score_run(config, cases, traces, options, pipeline)
@@ -319,6 +320,7 @@ def rerun_failures(
         replace(r, namespace=RERUN_NAMESPACE)
         for r in pipeline.requests(traces, questions, repeats=times, first_repeat=0)
     ]
+    requests = with_first_histories(requests, golden.cases, [c.trace for c in result.cases])
     out: dict[str, list[tuple[str | None, str | None, list[str]]]] = {c.id: [] for c in failing}
     for req, res in zip(requests, answerer.answer_all(requests), strict=True):
         case = by_id[req.case_id]
@@ -344,13 +346,12 @@ def evaluate_system(
 ) -> RunResult:
     """Score a user's own system (a callable, an HTTP endpoint or an outputs file): its
     contexts' sources read as the documents they name first (:func:`with_document_names`).
-    ``repeats``: ask it each question that many times (:func:`ask_repeatedly`)."""
+    ``repeats``: ask it each question that many times, conversations in rounds."""
     from ragrail.system.adapters.records import named_sources, warn_unknown_sources
-    from ragrail.system.adapters.repeats import ask_repeatedly
     from ragrail.text.names import DocumentNames
 
     cases = golden.cases
-    traces = ask_repeatedly(system, cases, repeats)
+    traces = ask_in_rounds(system, cases, repeats)
     config = system_config(name, system, traces)
     if repeats > 1:
         config = config.model_copy(update={"repeats": repeats})
