@@ -436,3 +436,152 @@ def test_ray_slices_never_cut_a_conversation() -> None:
     for r in got:
         if r.start > 0 and convs[r.start] is not None:
             assert convs[r.start - 1] != convs[r.start]
+
+
+# ---------------------------------------------------------------- the kitebase-chat example
+
+# A user's own chat bot over the example's articles: it searches the conversation as the
+# built-in pipeline does and pastes the top passage, so it scores as the stand-in; with
+# KBCHAT_BROKEN set it no longer answers a second turn.
+KB_BOT = """
+import os
+from pathlib import Path
+
+from ragrail.system.pipeline import Pipeline, PipelineSettings
+from ragrail.system.query import search_query
+
+PIPE = Pipeline(PipelineSettings(docs=Path(__file__).parent / "docs", product="Kitebase"))
+
+
+def answer(question, history):
+    query = search_query(question, [t["question"] for t in history])
+    hits = PIPE.retrieve([query])[0]
+    if not hits:
+        return {"answer": "I don't know: please contact support.", "contexts": []}
+    text = f"{hits[0].text} [{hits[0].id}]"
+    if os.environ.get("KBCHAT_BROKEN") and len(history) == 1:
+        text = "Sorry, I can't help with that."
+    return {
+        "answer": text,
+        "contexts": [{"id": h.id, "source": h.source, "text": h.text} for h in hits],
+    }
+"""
+
+
+@pytest.fixture
+def chat_example(cli, tmp_path, monkeypatch) -> Path:
+    monkeypatch.delenv("KBCHAT_BROKEN", raising=False)
+    root = tmp_path / "kbc"
+    assert cli("example", "kitebase-chat", str(root)).code == 0
+    (root / "kbchat_bot.py").write_text(KB_BOT, encoding="utf-8")
+    return root
+
+
+def _turn_2_regressions(out: str) -> list[str]:
+    lines = worse(out)
+    assert lines, out
+    assert all(" turn 2" in ln for ln in lines), out
+    return lines
+
+
+def test_kitebase_chat_standin_matches_its_baseline_and_needs_the_rewrite(
+    cli, chat_example, monkeypatch
+) -> None:
+    r = cli("run", cwd=chat_example)
+    assert r.code == 0 and "No regressions." in r.out, r.out + r.err
+    # searched without the earlier questions, follow-ups lose their article
+    monkeypatch.setattr("ragrail.system.query.search_query", lambda q, earlier: q)
+    r = cli("run", cwd=chat_example)
+    assert r.code == 1
+    assert worse(r.out) and not any(" turn 1:" in ln for ln in worse(r.out)), r.out
+
+
+@pytest.mark.parametrize("kind", ["python", "http"])
+def test_kitebase_chat_own_bot_scores_as_the_standin_and_a_turn_2_regression_exits_1(
+    cli, chat_example, monkeypatch, kind
+) -> None:
+    cfg = chat_example / "ragrail.toml"
+    standin = chat_example / "standin.json"
+    assert cli("run", "--json", str(standin), cwd=chat_example).code == 0
+    server = None
+    if kind == "python":
+        system = '[system]\nkind = "python"\ntarget = "kbchat_bot:answer"\n'
+    else:
+        monkeypatch.syspath_prepend(str(chat_example))
+        server = _BotService()
+        system = f'[system]\nkind = "http"\nurl = "{server.url}"\n'
+    cfg.write_text(cfg.read_text().split("[pipeline]")[0] + system)
+    (chat_example / "baseline.json").unlink()
+    try:
+        own = chat_example / "own.json"
+        r = cli("run", "--save-baseline", "--json", str(own), cwd=chat_example)
+        assert r.code == 0, r.out + r.err
+        mine, theirs = cases_of(own), cases_of(standin)
+        assert list(mine) == list(theirs)
+        for case_id, case in mine.items():
+            assert case["answer_pass"] == theirs[case_id]["answer_pass"], case_id
+            assert case["retrieval_hit"] == theirs[case_id]["retrieval_hit"], case_id
+        monkeypatch.setenv("KBCHAT_BROKEN", "1")
+        r = cli("run", cwd=chat_example)
+    finally:
+        if server is not None:
+            server.close()
+    assert r.code == 1, r.out + r.err
+    lines = _turn_2_regressions(r.out)
+    assert any("invite-expiry turn 2" in ln and "7 days" in ln for ln in lines), r.out
+
+
+class _BotService:
+    """kbchat_bot.answer behind HTTP on 127.0.0.1, the history read from the body."""
+
+    def __init__(self) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                import kbchat_bot  # type: ignore[import-not-found]
+
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                reply = kbchat_bot.answer(body["question"], body.get("history") or [])
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/chat"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_kitebase_chat_on_the_fake_model_server_a_turn_2_regression_exits_1(
+    cli, chat_example, monkeypatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    flags = ["--answerer", "openai", "--model", "chat-model", "--no-cache"]
+
+    def broken(req: Received) -> Reply:
+        if len(req.history) == 1:
+            return Reply(text="Sorry, I can't help with that.")
+        return paste_top_chunk(req)
+
+    (chat_example / "baseline.json").unlink()
+    with FakeLLM(paste_top_chunk) as fake:
+        r = cli("run", *flags, "--base-url", fake.openai_url, "--save-baseline", cwd=chat_example)
+        assert r.code == 0, r.out + r.err
+        # every turn after the first came with the turns before it, as chat messages
+        later = [c for c in fake.received if c.history]
+        assert later and all(len(c.body["messages"]) == 2 * len(c.history) + 1 for c in later)
+        # third turns carry two; the one fourth turn finds no passage and never calls
+        assert max(len(c.history) for c in fake.received) == 2
+    with FakeLLM(broken) as fake:
+        r = cli("run", *flags, "--base-url", fake.openai_url, cwd=chat_example)
+    assert r.code == 1, r.out + r.err
+    lines = _turn_2_regressions(r.out)
+    assert any("invite-expiry turn 2" in ln for ln in lines), r.out
