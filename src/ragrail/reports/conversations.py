@@ -4,7 +4,7 @@ follow each other from where its first turn stands, and each conversation gets a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragrail.records.results import CaseResult
@@ -72,3 +72,32 @@ def conversations_of(cases: Sequence[CaseResult]) -> list[Conversation]:
 def conversations_note(passed: int, total: int) -> str:
     """``conversations 3 of 5 pass``: the scorecard's and the reports' line."""
     return f"conversations {passed} of {total} pass"
+
+
+def cases_html(cases: Sequence[CaseResult], render: Callable[[CaseResult], str]) -> str:
+    """The report's questions, each conversation's turns in one block headed by its
+    verdict (``render``: one question's drill-down), after a line counting them."""
+    from ragrail.text.guard import escape
+
+    out: list[str] = []
+    chats = {c.id: c for c in conversations_of(cases)}
+    if chats:
+        passed = sum(1 for chat in chats.values() if not chat.failing)
+        out.append(
+            f"<p class='muted'>{conversations_note(passed, len(chats))}: a conversation "
+            "passes when every turn passes; its turns are shown together, in order.</p>"
+        )
+    shown: set[str] = set()
+    for case in together(cases):
+        if case.conversation is None:
+            out.append(render(case))
+        elif case.conversation not in shown:
+            shown.add(case.conversation)
+            chat = chats[case.conversation]
+            out.append(
+                f"<section class='conversation'><h3>conversation {escape(chat.id)}: "
+                f"{escape(chat.verdict())}</h3>"
+                + "".join(render(turn) for turn in chat.turns)
+                + "</section>"
+            )
+    return "".join(out)

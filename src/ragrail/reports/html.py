@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from ragrail.diff import Diff, first_error, flips_text, pct, run_summary
 from ragrail.records.results import CaseResult, RunResult, Stat
+from ragrail.reports.conversations import cases_html
+from ragrail.reports.html_style import CSS as CSS
 from ragrail.reports.terminal.scorecard import retrieval_label
 from ragrail.run import chunks_text
 from ragrail.scoring.answers import citation_key, citations
@@ -19,39 +21,6 @@ from ragrail.scoring.citing import citations_note
 from ragrail.store.history import RunRow
 from ragrail.text.guard import escape
 from ragrail.text.matching import contains
-
-CSS = """
-:root { --fail: #b42318; --pass: #067647; --muted: #667085; --line: #eaecf0; --mark: #fde68a; }
-* { box-sizing: border-box; }
-body { font: 14px/1.45 system-ui, -apple-system, Segoe UI, sans-serif; margin: 0 auto; max-width: 1100px;
-       padding: 24px; color: #101828; }
-h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; }
-.muted { color: var(--muted); }
-table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.pass { color: var(--pass); font-weight: 600; } .fail, .error, .worse { color: var(--fail); font-weight: 600; }
-.fixed { color: var(--pass); }
-.lower { color: var(--muted); }
-.filters { display: flex; gap: 16px; align-items: center; flex-wrap: wrap; margin: 8px 0;
-           padding: 8px; background: #f9fafb; border: 1px solid var(--line); border-radius: 6px; }
-details.case { border-bottom: 1px solid var(--line); }
-details.case > summary { display: grid; grid-template-columns: 220px 90px 70px 1fr; gap: 8px;
-                         padding: 6px 4px; cursor: pointer; list-style: none; }
-details.case > summary::-webkit-details-marker { display: none; }
-details.case[open] > summary { background: #f2f4f7; }
-.detail { padding: 8px 12px 16px; }
-.chunk { border: 1px solid var(--line); border-radius: 6px; padding: 6px 8px; margin: 6px 0; }
-.chunk .meta { color: var(--muted); font-size: 12px; }
-.chunk.relevant { border-color: #12b76a; }
-pre { white-space: pre-wrap; word-break: break-word; background: #f9fafb; padding: 8px;
-      border-radius: 6px; border: 1px solid var(--line); margin: 4px 0; font-size: 13px; }
-mark.fact { background: var(--mark); padding: 0 1px; }
-ul.claims li.unsupported { color: var(--fail); }
-.charts { display: flex; gap: 24px; flex-wrap: wrap; }
-.chart { border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
-.chart svg text { font-size: 10px; fill: var(--muted); }
-"""
 
 SCRIPT = """
 (function () {
@@ -442,7 +411,7 @@ def html_report(
         "<span id='shown-count' class='muted'></span></div>",
         BRIEF_NOTE if brief else "",
         "<div id='cases'>"
-        + "".join(_case(case, worse_ids, fixed_ids, brief) for case in run.cases)
+        + cases_html(run.cases, lambda case: _case(case, worse_ids, fixed_ids, brief))
         + "</div>",
         f"<script>{SCRIPT}</script></body></html>",
     ]

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 
 from ragrail.diff import Diff, fails, first_error, judge_failed, known_failures
 from ragrail.records.results import RunResult
+from ragrail.reports.conversations import together
 from ragrail.text.guard import visible
 
 
@@ -22,6 +23,10 @@ def _answer(text: str) -> str:
 
 def _seconds(latency_ms: float) -> str:
     return f"{latency_ms / 1000:.3f}" if math.isfinite(latency_ms) else "0.000"
+
+
+def _slug(name: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in name.lower())
 
 
 def junit_xml(
@@ -57,12 +62,13 @@ def junit_xml(
     failures = errors = skipped = 0
     suite = ET.Element("testsuite", name=visible(run.config.name))
     classname = "ragrail." + "".join(ch if ch.isalnum() else "_" for ch in run.config.name.lower())
-    for case in run.cases:
+    for case in together(run.cases):  # a conversation's turns in a row, in order
         tc = ET.SubElement(
             suite,
             "testcase",
             name=visible(case.id),
-            classname=classname,
+            # a CI server groups by class: a conversation's turns under its own
+            classname=classname + (f".{_slug(case.conversation)}" if case.conversation else ""),
             time=_seconds(case.trace.latency_ms),
         )
         if case.errored:

@@ -7,6 +7,7 @@ import re
 
 from ragrail.diff import Diff, first_error, judge_failed, pct, run_summary
 from ragrail.records.results import RunResult
+from ragrail.reports.conversations import conversations_note, together
 from ragrail.text.guard import visible
 
 # Markdown syntax that could turn text into emphasis, a link, an image or a code span.
@@ -92,6 +93,8 @@ def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
         + (f"; {t.n_errors} question{'s' if t.n_errors != 1 else ''} errored" if t.n_errors else "")
         + "."
     )
+    if t.n_conversations:  # a conversation passes when every turn passes
+        lines.append(f"\n{conversations_note(t.conversations_passed, t.n_conversations)}.")
     if t.expected:
         from ragrail.scoring.behaviour import describe_counts
 
@@ -113,7 +116,7 @@ def markdown_summary(run: RunResult, diff: Diff | None = None) -> str:
     if diff is not None and diff.fixed:
         lines += ["", "### Fixed", "", "| question | what got better |", "| --- | --- |"]
         lines += [f"| {code(c.case_id)} | {cell(c.detail)} |" for c in diff.fixed]
-    failing = [c for c in run.cases if c.cause]
+    failing = [c for c in together(run.cases) if c.cause]  # a conversation's turns in a row
     if failing:
         lines += [
             "",
