@@ -35,11 +35,9 @@ TARGET = """
 import json
 from pathlib import Path
 
-PLAN = json.loads((Path(__file__).parent / "plan.json").read_text())
-
-
 def answer(question):
-    plan = PLAN[question]
+    # read at each call: the tests change the plan between runs of one process
+    plan = json.loads((Path(__file__).parent / "plan.json").read_text())[question]
     filler = [{"id": f"notes#{i}", "source": "notes", "text": t}
               for i, t in enumerate(plan["filler"], start=1)]
     first = filler[:20]
@@ -221,3 +219,47 @@ def test_stage_sources_are_read_as_document_names():
     from ragrail.scoring.case import score_case
 
     assert score_case(case, trace).stages[0].recall == 1.0
+
+
+def test_the_diff_shows_each_stage_that_moved_and_fails_only_for_the_final_contexts(cli, tmp_path):
+    dest = staged_project(tmp_path, cli)
+    before = tmp_path / "before.json"
+    assert cli("run", "--json", str(before), cwd=dest).code == 0
+    plan = json.loads((dest / "plan.json").read_text())
+
+    # bm25 no longer finds "$12" (rerank had dropped it already): the final contexts are
+    # unchanged, so the stage line is information and the run passes
+    plan[CASES["pro-price"][0]]["at"] = None
+    (dest / "plan.json").write_text(json.dumps(plan))
+    r = cli("run", "--baseline", str(before), cwd=dest)
+    assert r.code == 0, r.out + r.err
+    stage = [ln.strip() for ln in r.out.splitlines() if ln.strip().startswith("stage:")]
+    assert stage == ['stage:  pro-price: bm25 recall 100% -> 0% (lost "$12")']
+    assert "WORSE" not in r.out
+
+    # basic-price loses its chunk in both stages: the final recall's WORSE line, and the
+    # stages beside it say where
+    plan[CASES["basic-price"][0]]["at"] = None
+    plan[CASES["basic-price"][0]]["keep"] = [1, 2, 3]
+    (dest / "plan.json").write_text(json.dumps(plan))
+    out = tmp_path / "after.json"
+    r = cli("run", "--baseline", str(before), "--json", str(out), cwd=dest)
+    assert r.code == 1, r.out + r.err
+    lines = [ln.strip() for ln in r.out.splitlines()]
+    assert 'stage:  basic-price: bm25 recall 100% -> 0% (lost "$8")' in lines
+    assert 'stage:  basic-price: rerank recall 100% -> 0% (lost "$8")' in lines
+    worse = [ln for ln in lines if ln.startswith("WORSE")]
+    assert worse and all("basic-price" in ln for ln in worse)
+    assert lines.index(worse[0]) > max(i for i, ln in enumerate(lines) if ln.startswith("stage:"))
+
+
+def test_a_run_without_stages_writes_the_same_baseline_as_before(cli, tmp_path):
+    """The bundled examples use no stages: their saved baselines do not move."""
+    for name in ("kitebase", "late-refund", "multilingual"):
+        dest = tmp_path / name
+        assert cli("example", name, str(dest)).code == 0
+        bundled = (dest / "baseline.json").read_text()
+        r = cli("run", "--save-baseline", "--json", str(tmp_path / f"{name}.json"), cwd=dest)
+        assert r.code in (0, 1), r.out + r.err
+        assert (dest / "baseline.json").read_text() == bundled, name
+        assert '"stages"' not in (tmp_path / f"{name}.json").read_text()

@@ -38,6 +38,7 @@ from ragrail.diff.lines import (
     rounded_score,
 )
 from ragrail.diff.noise import SetTest, Test, judge_tests, noise_changes, varies
+from ragrail.diff.stages import with_stage_changes
 from ragrail.gcpause import paused_gc
 from ragrail.records.results import CaseResult, RunResult
 from ragrail.stats import McNemar, mcnemar_exact
@@ -305,8 +306,10 @@ def compare(run: RunResult, baseline: BaselineRun) -> Diff:
         answers_note=note,
         config_changes=config_changes(baseline, run),
     )
+    base = by_id(baseline)
     with paused_gc():  # a diff's many small objects hold no cycles: see ragrail.gcpause
-        _diff_cases(diff, base=by_id(baseline))
+        _diff_cases(diff, base=base)
+    diff.changes = with_stage_changes(diff.changes, run.cases, base)  # information only
     _name_flaky(diff)
     if run.judge_corrected and getattr(baseline, "judge_corrected", None):
         from ragrail.judge.correct import compare_corrected

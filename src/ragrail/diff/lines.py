@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 # noise: a repeated question's pass rate (or a check's) moved within noise; shown, never
 # a regression (ragrail.diff.noise)
-Kind = Literal["fixed", "WORSE", "ERROR", "lower", "noise"]
+# stage: a retrieval stage's recall moved (ragrail.diff.stages); shown, never a regression
+Kind = Literal["fixed", "WORSE", "ERROR", "lower", "noise", "stage"]
 
 
 # What a run is compared with: a whole saved run, or a compact baseline (ragrail.store.baseline);

@@ -161,6 +161,7 @@ def _diff(diff: Diff | None) -> str:
             "fixed": "fixed",
             "lower": "lower",
             "noise": "lower",
+            "stage": "lower",
         }[change.kind]
         out.append(f"<li class='{cls}'>{escape(change.line())}</li>")
     out.append("</ul>")

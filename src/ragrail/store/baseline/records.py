@@ -11,7 +11,14 @@ import math
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # a str's JSON literal, non-ASCII kept
 
-from ragrail.records.results import BASELINE_FORMAT, CaseResult, RunConfig, RunResult, Totals
+from ragrail.records.results import (
+    BASELINE_FORMAT,
+    CaseResult,
+    RunConfig,
+    RunResult,
+    StageScores,
+    Totals,
+)
 
 FORMAT = BASELINE_FORMAT
 VERSION = 3
@@ -27,7 +34,8 @@ CASE_METRICS = (
     "faithfulness",
     "reciprocal_rank",
 )
-TOTALS_LEFT_OUT = frozenset({"stats"})  # intervals: derived, and their method may change
+# intervals: derived, and their method may change (stages: each stage's, with intervals)
+TOTALS_LEFT_OUT = frozenset({"stats", "stages"})
 
 FINGERPRINT_KEYS = ("docs", "golden")
 
@@ -63,6 +71,8 @@ class BaselineCase:
     # None: a version 2 file, which did not keep them
     checks: dict[str, int] | None = None
     found: list[str] | None = None  # the labels of the facts retrieval found; None: v2
+    # per retrieval stage, from a whole saved run; the compact file keeps none
+    stages: list[StageScores] | None = None
 
     @classmethod
     def from_case(cls, case: CaseResult) -> BaselineCase:
@@ -84,6 +94,7 @@ class BaselineCase:
             metrics,
             case.held_checks(),
             found_labels(case),
+            case.stages or None,
         )
 
 
@@ -143,7 +154,7 @@ def run_text(run: RunResult, fingerprints: dict[str, str | None] | None = None) 
 def rounded_totals(totals: Totals) -> Totals:
     """``totals`` as a baseline keeps them: intervals left out, rates rounded. Raises
     ValueError naming the field when one is NaN or infinite."""
-    kept = totals.model_copy(update={"stats": {}})
+    kept = totals.model_copy(update={"stats": {}, "stages": {}})
     for name in Totals.model_fields:
         value = getattr(kept, name)
         if isinstance(value, float):
