@@ -123,6 +123,7 @@ class SystemConfig(BaseModel):
     # nothing): the ids of the contexts its answer used, scored as citations; its
     # index's size in chunks; its own settings, a flat object ({"chunk_size": 512})
     cited_field: str = "cited"
+    stages_field: str = "stages"  # http: the retrieval's steps, [{name, contexts}] in order
     index_size_field: str = "index_size"
     settings_field: str = "settings"
     # Seconds per question: a request (http), or one call of the function (python),

@@ -263,3 +263,73 @@ def test_a_run_without_stages_writes_the_same_baseline_as_before(cli, tmp_path):
         assert r.code in (0, 1), r.out + r.err
         assert (dest / "baseline.json").read_text() == bundled, name
         assert '"stages"' not in (tmp_path / f"{name}.json").read_text()
+
+
+def test_an_outputs_file_and_an_http_reply_carry_stages_as_a_python_target_does(cli, tmp_path):
+    import importlib.util
+
+    from tests.system.test_own_system import serve
+
+    dest = staged_project(tmp_path, cli)
+    reference = tmp_path / "python.json"
+    assert cli("run", "--json", str(reference), cwd=dest).code == 0
+    spec = importlib.util.spec_from_file_location("stagedbot_here", dest / "stagedbot.py")
+    assert spec is not None and spec.loader is not None
+    bot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bot)
+    replies = {q: bot.answer(q) for q, _, _ in CASES.values()}
+
+    def per_stage(path: Path) -> dict[str, object]:
+        run = json.loads(path.read_text())
+        return {
+            "cases": {c["id"]: (c["stages"], c["cause_detail"]) for c in run["cases"]},
+            "totals": run["totals"]["stages"],
+        }
+
+    lines = [json.dumps({"question": q, **reply}) for q, reply in replies.items()]
+    (dest / "outputs.jsonl").write_text("\n".join(lines) + "\n")
+    config = (dest / "ragrail.toml").read_text()
+    (dest / "ragrail.toml").write_text(
+        config.replace(
+            'kind = "python"\ntarget = "stagedbot:answer"',
+            'kind = "outputs"\npath = "outputs.jsonl"',
+        )
+    )
+    outputs = tmp_path / "outputs.json"
+    assert cli("run", "--json", str(outputs), cwd=dest).code == 0
+    assert per_stage(outputs) == per_stage(reference)
+
+    # an HTTP service with its own field names: the stages' passages are read as its
+    # contexts are, and it sends no top-level contexts (the last stage's are the answer's)
+    def reply(body: dict) -> dict:
+        staged = replies[body["question"]]["stages"]
+        return {
+            "answer": replies[body["question"]]["answer"],
+            "steps": [
+                {
+                    "name": st["name"],
+                    "contexts": [
+                        {"doc_id": x["id"], "doc": x["source"], "content": x["text"]}
+                        for x in st["contexts"]
+                    ],
+                }
+                for st in staged
+            ],
+        }
+
+    server = serve(reply)
+    try:
+        (dest / "ragrail.toml").write_text(
+            config.replace(
+                'kind = "python"\ntarget = "stagedbot:answer"',
+                f'kind = "http"\nurl = "http://127.0.0.1:{server.server_port}/ask"\n'
+                'stages_field = "steps"\ncontext_id_field = "doc_id"\n'
+                'context_source_field = "doc"\ncontext_text_field = "content"',
+            )
+        )
+        served = tmp_path / "http.json"
+        r = cli("run", "--json", str(served), cwd=dest)
+        assert r.code == 0, r.out + r.err
+        assert per_stage(served) == per_stage(reference)
+    finally:
+        server.shutdown()

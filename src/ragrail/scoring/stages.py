@@ -116,7 +116,8 @@ def where_lost(
     if not held:
         return None
     last = held[-1]
-    where = " and ".join(f"rank {ranks[i]} by {stages[i].name}" for i in held)
+    said = [f"rank {ranks[i]} by {stages[i].name}" for i in held]
+    where = " and ".join([", ".join(said[:-1]), said[-1]] if len(said) > 1 else said)
     if last + 1 < len(stages):
         return f"retrieved at {where}, dropped by {stages[last + 1].name}"
     return f"retrieved at {where}, not in the contexts returned"

@@ -105,9 +105,12 @@ class HttpSystem:
         if answer is _MISSING:
             return f"the reply has no {c.answer_field!r} (system.answer_field)"
         contexts = _find(data, c.contexts_field)
-        if contexts is _MISSING:
+        stages = _find(data, c.stages_field) if c.stages_field else None
+        if contexts is _MISSING and isinstance(stages, list) and stages:
+            contexts = None  # the last stage's are the answer's (records.record_to_trace)
+        elif contexts is _MISSING:
             return f"the reply has no {c.contexts_field!r} (system.contexts_field)"
-        if not isinstance(contexts, list):
+        if contexts is not None and not isinstance(contexts, list):
             raise InputError(
                 f"system.contexts_field {c.contexts_field!r} is not a list in the reply"
             )
@@ -121,7 +124,7 @@ class HttpSystem:
                 f"system.escalated_field {c.escalated_field!r} is {_kind(escalated)} in the "
                 'reply, not true/false (escalated_field = "" reads no such field)'
             )
-        odd = next((i for i, x in enumerate(contexts) if not isinstance(x, dict)), None)
+        odd = next((i for i, x in enumerate(contexts or []) if not isinstance(x, dict)), None)
         if odd is not None:
             # read as an object it would be an empty passage: retrieval silently lost
             raise InputError(
@@ -129,21 +132,35 @@ class HttpSystem:
                 f"is {_kind(contexts[odd])}, not an object with "
                 f"{c.context_text_field!r} (system.context_text_field)"
             )
-        record = {
-            "id": "-",
-            "answer": answer,
-            "escalated": escalated,
-            **self._about(data),
-            "contexts": [
+
+        def passages(items: list[Any]) -> list[dict[str, Any]]:
+            return [
                 {
                     "id": str(get_path(x, c.context_id_field) or f"context#{i}"),
                     "source": get_path(x, c.context_source_field),
                     "text": str(get_path(x, c.context_text_field) or ""),
                     "score": get_path(x, c.context_score_field),
                 }
-                for i, x in enumerate(contexts, start=1)
-            ],
-        }
+                if isinstance(x, dict)
+                else x  # refused by parse_output, naming the field
+                for i, x in enumerate(items, start=1)
+            ]
+
+        record = {"id": "-", "answer": answer, "escalated": escalated, **self._about(data)}
+        if contexts is not None:
+            record["contexts"] = passages(contexts)
+        if stages is not None and stages is not _MISSING:
+            # each stage {name, contexts}, its passages read as the contexts' are
+            record["stages"] = (
+                [
+                    {**st, "contexts": passages(st["contexts"])}
+                    if isinstance(st, dict) and isinstance(st.get("contexts"), list)
+                    else st
+                    for st in stages
+                ]
+                if isinstance(stages, list)
+                else stages
+            )
         return parse_output(record, f"system.url {c.url}")
 
     def _about(self, data: Any) -> dict[str, Any]:
