@@ -139,6 +139,20 @@ def test_a_follow_up_is_searched_with_the_questions_it_follows() -> None:
     assert search_query("ok?", longer) == "x y z ok?"
 
 
+def test_search_queries_follow_each_conversation_in_golden_order() -> None:
+    from ragrail.golden import parse_golden
+    from ragrail.system.rounds import search_queries
+
+    cases = parse_golden(json.dumps(GOLDEN), Path("golden.json")).cases
+    assert search_queries(cases) == [
+        GOLDEN[0]["question"],
+        "We sign in with single sign-on through Okta.",
+        "We sign in with single sign-on through Okta. How do I reset that password?",
+        "How do I export all my pages?",
+        "How do I export all my pages? And how long does it take?",
+    ]
+
+
 def test_standin_pipeline_follow_ups_find_their_article_only_with_the_history(
     cli, tmp_path
 ) -> None:

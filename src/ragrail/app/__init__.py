@@ -289,7 +289,9 @@ def dry_run_plan(prepared: Prepared) -> DryRun:
     cases = p.golden.cases
     pipeline = Pipeline(s.pipeline)
     ids, questions = [c.id for c in cases], [c.question for c in cases]
-    traces = pipeline.prepare(ids, questions)
+    from ragrail.system.rounds import search_queries
+
+    traces = pipeline.prepare(ids, questions, search_queries(cases))  # as the run searches
     prompts = [(r.prompt, r.repeat) for r in pipeline.requests(traces, questions, s.repeats)]
     plan = plan_calls(spec, prompts, p.overrides.rerun_failures) if spec.uses_model else None
     judge_plan = None

@@ -138,6 +138,18 @@ def run_in_rounds(
     return _in_rounds(cases, repeats, ask)
 
 
+def search_queries(cases: Sequence[Case]) -> list[str]:
+    """What the built-in pipeline searches for each case (in order): a turn's query from
+    its conversation's earlier questions (:func:`ragrail.system.query.search_query`)."""
+    from ragrail.system.query import search_query
+
+    said, out = _Said(1), {}
+    for i in (i for round_ in rounds(cases) for i in round_):
+        out[i] = search_query(cases[i].question, said.questions(cases[i]))
+        said.add(cases[i], Trace(case_id=cases[i].id))
+    return [out[i] for i in range(len(cases))]
+
+
 def with_first_histories(
     requests: Sequence[AnswerRequest], cases: Sequence[Case], traces: Sequence[Trace]
 ) -> list[AnswerRequest]:
