@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragrail.records.results import RetrievedChunk, Sample, Trace
-from ragrail.records.trace import Stage
+from ragrail.records.trace import Setting, Stage
 from ragrail.system.answerers.base import (
     NO_CONTEXT_ANSWER,
     Answerer,
@@ -46,7 +46,7 @@ class PipelineSettings:
         return self.retriever + ("+rerank" if self.rerank != "none" else "")
 
     @property
-    def stage_settings(self) -> dict[str, int]:
+    def stage_settings(self) -> dict[str, Setting]:
         """What a run's config adds for a pipeline in stages (hybrid, or a rerank): how
         deep a first stage's lists go."""
         staged = self.retriever == "hybrid" or self.rerank != "none"

@@ -125,7 +125,7 @@ class HttpSystem:
                 'reply, not true/false (escalated_field = "" reads no such field)'
             )
         odd = next((i for i, x in enumerate(contexts or []) if not isinstance(x, dict)), None)
-        if odd is not None:
+        if odd is not None and contexts is not None:
             # read as an object it would be an empty passage: retrieval silently lost
             raise InputError(
                 f"system.contexts_field {c.contexts_field!r}: item {odd} of the reply's list "
