@@ -33,7 +33,7 @@ from pydantic import ValidationError
 from ragrail.errors import InputError
 from ragrail.interop.placing import Placer, Tally
 from ragrail.interop.rows import RawCase, RawImport, one_of
-from ragrail.records.case import Case
+from ragrail.records.case import Case, turn_id
 from ragrail.text.matching import Fact, parse_fact, slug
 
 SHORT_REFERENCE_WORDS = 8  # a reference answer this short, found verbatim, is a fact
@@ -45,20 +45,24 @@ ID_WORDS = 6  # words of a question or name that make a case id
 
 def assign_ids(cases: Sequence[RawCase]) -> list[str]:
     """An id per case: the tool's own (which must be unique), else a slug of its name
-    or of its question's first words, numbered when two would be the same."""
-    ids: list[str | None] = [None] * len(cases)
+    or of its question's first words, numbered when two would be the same. A
+    conversation's turns (consecutive, numbered from 1) are ``"<conversation> turn <k>"``,
+    the conversation named by the tool or by a slug of its first question."""
+    units = _units(cases)
+    ids: list[str | None] = [None] * len(units)
     first: dict[str, str] = {}
-    for i, case in enumerate(cases):
-        if case.id is not None and case.id.strip():
-            if case.id in first:
-                raise InputError(
-                    f"id {case.id!r} is given twice (first at {first[case.id]})", case.where
-                )
-            first[case.id] = case.where
-            ids[i] = case.id
+    for i, unit in enumerate(units):
+        head = cases[unit[0]]
+        own = head.conversation if head.turn is not None else head.id
+        if own is not None and own.strip():
+            if own in first:
+                raise InputError(f"id {own!r} is given twice (first at {first[own]})", head.where)
+            first[own] = head.where
+            ids[i] = own
     used = set(first)
-    for i, case in enumerate(cases):
+    for i, unit in enumerate(units):
         if ids[i] is None:
+            case = cases[unit[0]]
             text = " ".join((case.name or case.question).split()[:ID_WORDS])
             base = slug(text)[:60].strip("-.") if any(ch.isalnum() for ch in text) else ""
             base = base or "case"
@@ -67,7 +71,25 @@ def assign_ids(cases: Sequence[RawCase]) -> list[str]:
                 candidate, n = f"{base}-{n}", n + 1
             used.add(candidate)
             ids[i] = candidate
-    return [i for i in ids if i is not None]
+    out: list[str] = []
+    for unit, unit_id in zip(units, ids, strict=True):
+        if cases[unit[0]].turn is None:
+            out.append(unit_id or "")
+        else:
+            out += [turn_id(unit_id or "", k) for k in range(1, len(unit) + 1)]
+    return out
+
+
+def _units(cases: Sequence[RawCase]) -> list[list[int]]:
+    """The indexes of each single question, and of each conversation's turns together (a
+    conversation starts at its turn 1)."""
+    units: list[list[int]] = []
+    for i, case in enumerate(cases):
+        if case.turn is not None and case.turn > 1 and units:
+            units[-1].append(i)
+        else:
+            units.append([i])
+    return units
 
 
 # ---------------------------------------------------------------- the golden set
@@ -135,39 +157,80 @@ def label(case: RawCase, placer: Placer) -> Labels:
 
 
 def build_golden(raw: RawImport, ids: Sequence[str], placer: Placer) -> GoldenBuild:
-    """Label every case that can be labelled (see the module docstring), counting how."""
-    from ragrail.scoring.answers import abstains
-
+    """Label every case that can be labelled (see the module docstring), counting how. A
+    conversation is kept whole or left out whole: turn k is asked after turns 1..k-1."""
     out = GoldenBuild()
-    for case, case_id in zip(raw.cases, ids, strict=True):
-        labels = label(case, placer)
-        sources, facts = labels.sources, labels.facts
-        out.from_reference += labels.from_reference
-        if labels.from_facts:
-            out.sources_from_facts.append(case_id)
-            if len(sources) > 1:
-                out.several_sources.append(f"{case_id} ({', '.join(sources)})")
-        for fact in facts:
-            if sources and not set(placer.documents_with(fact)) & set(sources):
-                out.facts_not_found.append(f"{case_id}: {fact}")
-        if not sources and case.references and all(abstains(r) for r in case.references):
-            facts = []
-            out.abstain += 1
-        elif not sources:
-            reason = (
-                "no reference context or fact of it was found in the documents"
-                if case.has_labels
-                else "it has no reference answer, context or fact to label it with"
-            )
-            out.skipped.append(f"{case.where}: {case_id}: {reason}")
+    for unit in _units(raw.cases):
+        part = GoldenBuild()
+        reasons = [
+            (raw.cases[i].turn, _label_one(raw.cases[i], ids[i], placer, part)) for i in unit
+        ]
+        head = raw.cases[unit[0]]
+        turn, reason = next(((k, r) for k, r in reasons if r is not None), (None, None))
+        if reason is not None:
+            name = ids[unit[0]] if head.turn is None else ids[unit[0]].rsplit(" turn ", 1)[0]
+            whole = "" if head.turn is None else f" ({len(unit)} turns) left out whole: turn {turn}"
+            out.skipped.append(f"{head.where}: {name}{whole}: {reason}")
             continue
-        elif not facts:
-            out.without_facts.append(case_id)
-        out.cases.append(_case(case, case_id, sources, facts))
+        out.cases += part.cases
+        out.from_reference += part.from_reference
+        out.abstain += part.abstain
+        for name in ("without_facts", "sources_from_facts", "several_sources", "facts_not_found"):
+            getattr(out, name).extend(getattr(part, name))
     return out
 
 
-def _case(case: RawCase, case_id: str, sources: list[str], facts: list[Any]) -> Case:
+def _label_one(case: RawCase, case_id: str, placer: Placer, out: GoldenBuild) -> str | None:
+    """Label one case into ``out``; why it cannot be labelled, or None."""
+    from ragrail.scoring.answers import abstains
+
+    if case.own is not None:  # ragrail's own labels, carried through the other tool's file
+        made = _case(case, case_id, [], [], own=case.own)
+        out.cases.append(made)
+        where = set(made.sources)
+        out.facts_not_found += [
+            f"{case_id}: {f}"
+            for f in made.facts
+            if where and not set(placer.documents_with(f)) & where
+        ]
+        return None
+    labels = label(case, placer)
+    sources, facts = labels.sources, labels.facts
+    out.from_reference += labels.from_reference
+    if labels.from_facts:
+        out.sources_from_facts.append(case_id)
+        if len(sources) > 1:
+            out.several_sources.append(f"{case_id} ({', '.join(sources)})")
+    for fact in facts:
+        if sources and not set(placer.documents_with(fact)) & set(sources):
+            out.facts_not_found.append(f"{case_id}: {fact}")
+    if not sources and case.references and all(abstains(r) for r in case.references):
+        facts = []
+        out.abstain += 1
+    elif not sources:
+        reason = (
+            "no reference context or fact of it was found in the documents"
+            if case.has_labels
+            else "it has no reference answer, context or fact to label it with"
+        )
+        return reason
+    elif not facts:
+        out.without_facts.append(case_id)
+    out.cases.append(_case(case, case_id, sources, facts))
+    return None
+
+
+# what ragrail's export carries of a case's labels, and reads back as they are
+OWN_LABELS = ("sources", "facts", "expect", "tags", "checks")
+
+
+def _case(
+    case: RawCase,
+    case_id: str,
+    sources: list[str],
+    facts: list[Any],
+    own: dict[str, Any] | None = None,
+) -> Case:
     data: dict[str, Any] = {
         "id": case_id,
         "question": case.question,
@@ -176,6 +239,11 @@ def _case(case: RawCase, case_id: str, sources: list[str], facts: list[Any]) -> 
     }
     if case.checks:
         data["checks"] = case.checks
+    if own is not None:
+        data.update({k: own[k] for k in OWN_LABELS if k in own})
+    if case.turn is not None:
+        data["conversation"] = case_id.rsplit(" turn ", 1)[0]
+        data["turn"] = case.turn
     try:
         return Case.model_validate(data)
     except ValidationError as exc:
@@ -213,7 +281,7 @@ def _unique(items: Iterable[str]) -> list[str]:
 def golden_text(cases: Sequence[Case], path: Path) -> str:
     """The golden set in the format ``path``'s suffix names: a JSON array with one case
     a line, JSON Lines, YAML or CSV."""
-    rows = [_case_data(c) for c in cases]
+    rows = _entries(cases)
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
@@ -231,6 +299,24 @@ def golden_text(cases: Sequence[Case], path: Path) -> str:
         "use .json, .jsonl, .yaml or .csv",
         str(path),
     )
+
+
+def _entries(cases: Sequence[Case]) -> list[dict[str, Any]]:
+    """A golden entry per single question, and one with ``turns`` per conversation."""
+    from ragrail.golden.add import conversation_entry
+
+    out: list[dict[str, Any]] = []
+    turns: list[Case] = []
+    for i, case in enumerate(cases):
+        if case.conversation is None:
+            out.append(_case_data(case))
+            continue
+        turns.append(case)
+        following = cases[i + 1] if i + 1 < len(cases) else None
+        if following is None or following.conversation != case.conversation:
+            out.append(conversation_entry(turns))
+            turns = []
+    return out
 
 
 def _case_data(case: Case) -> dict[str, Any]:
@@ -251,10 +337,14 @@ def _golden_csv(cases: Sequence[Case], path: Path) -> str:
         raise InputError("a CSV golden set cannot hold checks; write .json or .yaml", str(path))
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["id", "question", "sources", "facts"])
+    turns = any(c.conversation is not None for c in cases)
+    writer.writerow(["id", "question", "sources", "facts"] + (["conversation", "turn"] * turns))
     for c in cases:
         facts = csv_facts_cell(list(c.facts)) if c.facts else ""
-        writer.writerow([c.id, c.question, LIST_SEPARATOR.join(c.sources), facts])
+        row = [c.id, c.question, LIST_SEPARATOR.join(c.sources), facts]
+        if turns:
+            row += [c.conversation or "", str(c.turn or "")]
+        writer.writerow(row)
     return buf.getvalue()
 
 

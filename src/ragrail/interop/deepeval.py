@@ -18,11 +18,21 @@ is the case id.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
 
 from ragrail.errors import InputError
+from ragrail.fileio import BOM, read_text
+from ragrail.interop.conversations import (
+    Dropped,
+    Message,
+    listed,
+    own_labels,
+    text_field,
+    turns,
+)
 from ragrail.interop.rows import (
     RawCase,
     RawContext,
@@ -30,33 +40,110 @@ from ragrail.interop.rows import (
     as_text,
     as_text_list,
     first_present,
+    lookup,
     read_items,
 )
+from ragrail.jsonio import json_array_items, parse_json
 
 DELIMITER = "|"  # DeepEval's join of a list in one CSV or JSONL cell
 _MARKER = re.compile(r"^deepeval_source=(?P<source>.*?),deepeval_context=(?P<context>.*)$", re.S)
 KINDS = {".jsonl": "JSON Lines", ".json": "JSON", ".csv": "CSV"}
 
 
+LIST_KEYS = ("testCases", "testRunData.testCases", "goldens", "test_cases")
+# a test run keeps its conversations apart from its single questions
+CONVERSATION_KEYS = ("conversationalTestCases", "testRunData.conversationalTestCases")
+
+
 def read(path: Path) -> RawImport:
-    """A DeepEval dataset or test-run file as raw cases."""
-    items = read_items(
-        path,
-        "DeepEval file",
-        list_keys=("testCases", "testRunData.testCases", "goldens", "test_cases"),
-    )
-    cases = [_case(item, where) for item, where in items]
+    """A DeepEval dataset or test-run file as raw cases (a conversation's turns in order)."""
+    dropped = Dropped()
+    cases: list[RawCase] = []
+    for item, where in _items(path):
+        if isinstance(item, dict) and ("turns" in item or item.get("scenario")):
+            cases += _conversation(item, where, dropped)
+        else:
+            cases.append(_case(item, where))
     kind = KINDS.get(path.suffix.lower(), path.suffix)
-    return RawImport(path=path, label=f"DeepEval dataset, {kind}", cases=cases)
+    return RawImport(
+        path=path, label=f"DeepEval dataset, {kind}", cases=cases, notes=dropped.note()
+    )
+
+
+def _items(path: Path) -> list[tuple[Any, str]]:
+    """The goldens or test cases of the file; a test run's JSON gives both its
+    ``testCases`` and its ``conversationalTestCases``."""
+    if path.suffix.lower() == ".json":
+        text = read_text(path, "DeepEval file").removeprefix(BOM)
+        if json_array_items(text, path) is None:
+            data = parse_json(text, path)
+            if isinstance(data, dict) and any(
+                lookup(data, k) is not None for k in CONVERSATION_KEYS
+            ):
+                return [
+                    (item, f"{path}: {key}.{i}")
+                    for key in (*LIST_KEYS, *CONVERSATION_KEYS)
+                    if isinstance(found := lookup(data, key), list)
+                    for i, item in enumerate(found)
+                ]
+    return read_items(path, "DeepEval file", list_keys=(*LIST_KEYS, *CONVERSATION_KEYS))
+
+
+def _conversation(item: dict[str, Any], where: str, dropped: Dropped) -> list[RawCase]:
+    """A ``ConversationalGolden`` (or a test run's conversational test case) as its turns:
+    ``name`` is the conversation's id, ``context`` every turn's reference contexts and
+    ``expected_outcome`` its last turn's reference answer."""
+    raw_turns = item.get("turns")
+    if isinstance(raw_turns, str):  # save_as("csv") writes the turns as one JSON cell
+        try:
+            raw_turns = json.loads(raw_turns) if raw_turns.strip() else None
+        except ValueError:
+            raise InputError("field 'turns' must hold the turns as a JSON list", where) from None
+    messages = []
+    for i, turn in enumerate(listed(raw_turns or [], "turns", where)):
+        key = f"turns.{i}"
+        if not isinstance(turn, dict):
+            raise InputError(f"field {key!r} must be an object (a turn)", where)
+        role = turn.get("role")
+        if role not in ("user", "assistant"):
+            raise InputError(
+                f"field '{key}.role' must be 'user' or 'assistant', not {role!r}", where
+            )
+        rkey, value = first_present(turn, ("retrieval_context", "retrievalContext"))
+        mkey, metadata = first_present(
+            turn, ("metadata", "additional_metadata", "additionalMetadata")
+        )
+        messages.append(
+            Message(
+                role=role,
+                content=text_field(turn.get("content"), f"{key}.content", where),
+                contexts=_contexts(value, f"{key}.{rkey}", where) if rkey else [],
+                own=own_labels(metadata, f"{key}.{mkey}", where) if role == "user" else None,
+            )
+        )
+        dropped.add(turn, TURN_DROPPED, "turn")
+    key, outcome = first_present(item, ("expected_outcome", "expectedOutcome"))
+    out = turns(
+        messages,
+        where,
+        as_text(item.get("name"), "name", where),
+        reference=as_text(outcome, key or "expected_outcome", where),
+        reference_contexts=_contexts(item.get("context"), "context", where),
+        dropped=dropped,
+    )
+    ours = bool(out) and out[0].own is not None  # ragrail's own export: its scenario is its own
+    dropped.add(item, CONVERSATION_DROPPED[ours:], "conversation")
+    return out
+
+
+# what a conversation and a turn may hold that ragrail has no place for
+CONVERSATION_DROPPED = ("scenario", "user_description", "userDescription", "persona", "comments")
+TURN_DROPPED = ("tools_called", "toolsCalled", "mcp_tools_called", "audio")
 
 
 def _case(item: Any, where: str) -> RawCase:
     if not isinstance(item, dict):
         raise InputError("each golden must be an object", where)
-    if "turns" in item or "scenario" in item:
-        raise InputError(
-            "a conversational golden (turns, scenario): ragrail imports single questions", where
-        )
     question = as_text(item.get("input"), "input", where)
     if question is None or not question.strip():
         raise InputError("no question: field 'input' is missing or empty", where)

@@ -14,7 +14,10 @@ its id from ``retrieved_context_ids`` (RAGAS's ids for its ID-based metrics) whe
 the sample has them, so an answer citing its system's own ids still cites them;
 ``reference_contexts`` (found in the documents) give each case its sources, and a
 ``reference`` of a few words found in a source becomes its fact. A multi-turn
-sample is refused.
+sample's turns become a conversation (:mod:`ragrail.interop.conversations`): each
+``HumanMessage`` a turn's question, the ``AIMessage`` after it its answer and the
+``ToolMessage`` contents between them its retrieved contexts; ``reference`` (the
+conversation's expected outcome) is its last turn's reference answer.
 """
 
 from __future__ import annotations
@@ -23,7 +26,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ragrail.interop.rows import Columns, RawImport, read_items, rows_to_cases
+from ragrail.errors import InputError
+from ragrail.interop.conversations import Dropped, Message, own_labels, text_field, turns
+from ragrail.interop.rows import (
+    Columns,
+    RawCase,
+    RawContext,
+    RawImport,
+    as_text,
+    read_items,
+    rows_to_cases,
+)
 from ragrail.records.results import RunResult
 
 COLUMNS = Columns(
@@ -40,11 +53,69 @@ KINDS = {".jsonl": "JSON Lines", ".json": "JSON", ".csv": "CSV"}
 
 
 def read(path: Path) -> RawImport:
-    """A RAGAS dataset file (``.jsonl``, ``.json`` or ``.csv``) as raw cases."""
-    items = read_items(path, "RAGAS dataset", list_keys=("samples",))
-    cases = rows_to_cases(items, COLUMNS)
+    """A RAGAS dataset file (``.jsonl``, ``.json`` or ``.csv``) as raw cases (a
+    ``MultiTurnSample``'s turns in order)."""
+    dropped = Dropped()
+    cases: list[RawCase] = []
+    for item, where in read_items(path, "RAGAS dataset", list_keys=("samples",)):
+        messages = _messages(item, where) if isinstance(item, dict) else None
+        if messages is None:
+            cases += rows_to_cases([(item, where)], COLUMNS)
+            continue
+        reference = as_text(item.get("reference"), "reference", where)
+        cases += turns(messages, where, None, reference=reference, dropped=dropped)
+        dropped.add(item, SAMPLE_DROPPED, "sample")
     kind = KINDS.get(path.suffix.lower(), path.suffix)
-    return RawImport(path=path, label=f"RAGAS EvaluationDataset, {kind}", cases=cases)
+    return RawImport(
+        path=path, label=f"RAGAS EvaluationDataset, {kind}", cases=cases, notes=dropped.note()
+    )
+
+
+# what a MultiTurnSample may hold that ragrail has no place for
+SAMPLE_DROPPED = ("reference_topics", "reference_tool_calls", "rubrics")
+ROLES = {"human": "user", "ai": "assistant", "tool": "tool"}
+
+
+def _messages(item: dict[str, Any], where: str) -> list[Message] | None:
+    """A ``MultiTurnSample``'s ``user_input`` as messages; None for a single question.
+    ``to_csv`` prints the list as Python prints it (``[{'content': ..., 'type': 'human'}]``)."""
+    value = item.get("user_input")
+    if isinstance(value, str) and value.lstrip().startswith("[{"):
+        import ast
+
+        try:
+            value = ast.literal_eval(value.strip())
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise InputError(
+                "field 'user_input': a list of messages that does not parse", where
+            ) from None
+    if not isinstance(value, list):
+        return None
+    out = []
+    for i, message in enumerate(value):
+        key = f"user_input.{i}"
+        if not isinstance(message, dict):
+            raise InputError(f"field {key!r} must be an object (a message)", where)
+        kind = message.get("type")
+        if kind not in ROLES:
+            raise InputError(
+                f"field '{key}.type' must be 'human', 'ai' or 'tool', not {kind!r}", where
+            )
+        content = text_field(message.get("content"), f"{key}.content", where)
+        metadata = message.get("metadata")
+        contexts = []
+        if kind == "tool" and content.strip():
+            hint = metadata if isinstance(metadata, dict) else {}
+            contexts = [
+                RawContext(text=content, id=_text(hint.get("id")), hint=_text(hint.get("source")))
+            ]
+        own = own_labels(metadata, f"{key}.metadata", where) if kind == "human" else None
+        out.append(Message(ROLES[kind], content, contexts, own))
+    return out
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def sample(case: Any) -> dict[str, Any]:

@@ -52,6 +52,9 @@ class RawCase:
     reference_contexts: list[RawContext] = field(default_factory=list)
     facts: list[Any] = field(default_factory=list)  # in golden-set form
     checks: list[dict[str, Any]] = field(default_factory=list)
+    conversation: str | None = None  # a turn's conversation: the tool's name for it, or None
+    turn: int | None = None  # the turn's number from 1 (None: a single question)
+    own: dict[str, Any] | None = None  # ragrail's labels, as its export wrote them
 
     @property
     def has_output(self) -> bool:

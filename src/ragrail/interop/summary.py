@@ -77,14 +77,14 @@ def summary(
     put in the project file are relative to its folder."""
     raw, build, tally = result.raw, result.golden, result.tally
     use_golden, use_outputs = _suggestions(project, golden, outputs)
-    out = [f"read {_n(len(raw.cases), 'case')} from {file} ({raw.label})"]
+    out = [f"read {_read([c.turn for c in raw.cases])} from {file} ({raw.label})"]
     if tally.total:
         out.append(f"{tally.line()} (documents: {docs})")
         out += _listed("not placed", tally.unplaced)
         ambiguous = tally.ambiguities()
         out += [f"  in several documents: {line}" for line in ambiguous]
     if build is not None and golden is not None:
-        out.append(f"golden set: {_n(len(build.cases), 'case')} written to {golden}")
+        out.append(f"golden set: {_read([c.turn for c in build.cases])} written to {golden}")
         out += use_golden
         if build.from_reference:
             out.append(f"  {_n(build.from_reference, 'fact')} taken from short reference answers")
@@ -120,6 +120,18 @@ def summary(
         )
         out += use_outputs
     return out + [f"note: {note}" for note in raw.notes]
+
+
+def _read(turns_of: list[int | None]) -> str:
+    """``6 cases``, or ``3 conversations (8 turns) and 2 cases``, from each case's turn."""
+    turns = sum(1 for t in turns_of if t is not None)
+    if not turns:
+        return _n(len(turns_of), "case")
+    conversations = _n(turns_of.count(1), "conversation")
+    singles = len(turns_of) - turns
+    return f"{conversations} ({_n(turns, 'turn')})" + (
+        f" and {_n(singles, 'case')}" if singles else ""
+    )
 
 
 def _n(count: int, noun: str) -> str:

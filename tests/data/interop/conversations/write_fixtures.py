@@ -1,0 +1,148 @@
+"""How the conversation fixtures beside this file were written: by DeepEval 4.3.1 and
+RAGAS 0.4.3 themselves, not by ragrail. Not run by the tests (neither library is a
+dependency); kept so the files can be written again by a newer version:
+
+    pip install --target /tmp/libs deepeval==4.3.1 ragas==0.4.3
+    PYTHONPATH=/tmp/libs python tests/data/interop/conversations/write_fixtures.py
+
+RAGAS's package __init__ imports every LLM client; its dataset classes are loaded
+without it (they need only pydantic).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from pathlib import Path
+
+HERE = Path(__file__).parent
+WINDOW = (
+    "You can return most items within 30 days of delivery. Items must be unused and in\n"
+    "their original packaging."
+)
+REFUND = (
+    "Refunds go back to the original payment method within 5 business days after we receive\n"
+    "the return."
+)
+EXPRESS = (
+    "Standard delivery takes 3 to 5 business days. Express delivery arrives the next business "
+    "day if you order before 2 pm."
+)
+TRACK = (
+    "Every order gets a tracking number by email. Open Orders > Track to see where your parcel\nis."
+)
+STALE = "Premium members get free returns for 60 days."  # in no document
+
+
+def deepeval_files() -> None:
+    os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "YES")
+    from deepeval.dataset import ConversationalGolden, EvaluationDataset
+    from deepeval.test_case import Turn
+    from deepeval.test_case.llm_test_case import RetrievedContextData, ToolCall
+
+    goldens = [
+        ConversationalGolden(
+            name="return-then-refund",
+            scenario="A customer wants to send back a jacket and asks when the money comes back.",
+            expected_outcome="5 business days",
+            context=[WINDOW, REFUND],
+            turns=[
+                Turn(role="user", content="Can I still return a jacket I got last week?"),
+                Turn(
+                    role="assistant",
+                    content="Yes: within 30 days of delivery, if it is unused.",
+                    retrieval_context=[
+                        RetrievedContextData(source="returns.md", context=WINDOW),
+                        STALE,
+                    ],
+                ),
+                Turn(role="user", content="And when do I get my money?"),
+                Turn(
+                    role="assistant",
+                    content="Within 5 business days after we receive the return.",
+                    retrieval_context=[REFUND],
+                ),
+            ],
+        ),
+        ConversationalGolden(
+            name="express-then-tracking",
+            scenario="A customer in a hurry orders express and wants to follow the parcel.",
+            expected_outcome="The customer knows to open Orders > Track to follow the parcel.",
+            context=[EXPRESS, TRACK],
+            turns=[
+                Turn(role="assistant", content="Hi! How can I help?"),
+                Turn(role="user", content="How fast is express delivery?"),
+                Turn(
+                    role="assistant",
+                    content="The next business day if you order before 2 pm.",
+                    retrieval_context=[EXPRESS],
+                ),
+                Turn(role="user", content="Where can I follow my parcel?"),
+                Turn(
+                    role="assistant",
+                    content="Open Orders > Track.",
+                    retrieval_context=[TRACK],
+                    tools_called=[ToolCall(name="lookup_order", input_parameters={"id": "A1"})],
+                ),
+            ],
+        ),
+        # a golden to simulate: a scenario, no turns yet
+        ConversationalGolden(
+            name="close-account",
+            scenario="A customer wants their account and data gone.",
+            expected_outcome="The customer knows the data is deleted within 30 days.",
+        ),
+    ]
+    dataset = EvaluationDataset(goldens=goldens)
+    for kind in ("json", "jsonl", "csv"):
+        dataset.save_as(kind, str(HERE), file_name="deepeval_conversations")
+
+
+def ragas_files() -> None:
+    lib = next(Path(p) / "ragas" for p in sys.path if (Path(p) / "ragas" / "messages.py").is_file())
+    pkg = types.ModuleType("ragas")
+    pkg.__path__ = [str(lib)]
+    sys.modules["ragas"] = pkg
+    from ragas.dataset_schema import EvaluationDataset, MultiTurnSample
+    from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+
+    def search(query: str) -> AIMessage:
+        return AIMessage(
+            content="", tool_calls=[ToolCall(name="search_help", args={"query": query})]
+        )
+
+    samples = [
+        MultiTurnSample(
+            user_input=[
+                HumanMessage(content="Can I still return a jacket I got last week?"),
+                search("return window"),
+                ToolMessage(content=WINDOW),
+                ToolMessage(content=STALE),
+                AIMessage(content="Yes: within 30 days of delivery, if it is unused."),
+                HumanMessage(content="And when do I get my money?"),
+                search("refund timing"),
+                ToolMessage(content=REFUND),
+                AIMessage(content="Within 5 business days after we receive the return."),
+            ],
+            reference="5 business days",
+            reference_topics=["returns", "refunds"],
+        ),
+        MultiTurnSample(
+            user_input=[
+                HumanMessage(content="How fast is express delivery?"),
+                AIMessage(content="The next business day if you order before 2 pm."),
+                HumanMessage(content="Where can I follow my parcel?"),
+                AIMessage(content="Open Orders > Track."),
+            ],
+            reference="Orders > Track",
+        ),
+    ]
+    dataset = EvaluationDataset(samples=samples)
+    dataset.to_jsonl(HERE / "ragas_multi_turn.jsonl")
+    dataset.to_csv(HERE / "ragas_multi_turn.csv")
+
+
+if __name__ == "__main__":
+    deepeval_files()
+    ragas_files()
