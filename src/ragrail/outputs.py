@@ -81,7 +81,11 @@ def ingested(db: Path, targets: Iterable[Path]) -> set[Path]:
     checking a path never creates, migrates or locks a database."""
     import sqlite3
 
-    wanted = [str(t) for t in targets]
+    from ragrail.online.store import ingested_key
+
+    # by key, and as written for a database from before paths were hashed
+    by_name = {name: t for t in targets for name in (ingested_key(t), str(t))}
+    wanted = list(by_name)
     if not wanted or not db.is_file():
         return set()
     try:
@@ -91,7 +95,7 @@ def ingested(db: Path, targets: Iterable[Path]) -> set[Path]:
     try:
         marks = ", ".join("?" * len(wanted))
         rows = con.execute(f"SELECT path FROM ingested_files WHERE path IN ({marks})", wanted)
-        return {Path(r[0]) for r in rows}
+        return {by_name[r[0]] for r in rows}
     except sqlite3.Error:
         return set()  # not a log database, or an older one: its own command says so
     finally:

@@ -25,7 +25,7 @@ from ragrail.records.lean import LeanModel
 
 if TYPE_CHECKING:
     from ragrail.records.case import Case, GoldenSet
-    from ragrail.records.results import RunResult
+    from ragrail.records.results import CaseResult, RunResult
 
 
 class ShardInfo(LeanModel):
@@ -61,6 +61,12 @@ def shard_of(case_id: str, count: int) -> int:
     return int(hashlib.sha256(case_id.encode("utf-8")).hexdigest()[:16], 16) % count
 
 
+def shard_key(case: Case | CaseResult) -> str:
+    """What places a case in a shard: its conversation's id for a turn (a conversation is
+    asked turn after turn, so its turns stay in one shard), else its own id."""
+    return case.conversation or case.id
+
+
 def golden_fingerprint(ids: Iterable[str]) -> str:
     """SHA-256 over the case ids in order (each as a JSON string and a newline)."""
     digest = hashlib.sha256()
@@ -87,8 +93,8 @@ def check_golden(shards: Sequence[ShardRun], golden: GoldenSet) -> None:
     if golden_fingerprint(now) != first.info.golden:
         raise _golden_changed(shards, golden)
     slices: dict[int, list[tuple[int, str]]] = {}
-    for position, case_id in enumerate(now):
-        slices.setdefault(shard_of(case_id, count), []).append((position, case_id))
+    for position, case in enumerate(golden.cases):
+        slices.setdefault(shard_of(shard_key(case), count), []).append((position, case.id))
     for shard in shards:
         wanted = slices.get(shard.info.index, [])
         held = list(zip(shard.info.positions, [c.id for c in shard.run.cases], strict=True))

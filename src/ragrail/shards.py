@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ragrail.errors import InputError
-from ragrail.shard_golden import ShardInfo, ShardRun, golden_fingerprint, shard_of
+from ragrail.shard_golden import ShardInfo, ShardRun, golden_fingerprint, shard_key, shard_of
 
 if TYPE_CHECKING:
     from ragrail.jobs import Prepared
@@ -119,7 +119,9 @@ def slice_prepared(prepared: Prepared, shard: Shard) -> ShardInfo:
 
     golden = prepared.golden
     positions = [
-        i for i, c in enumerate(golden.cases) if shard_of(c.id, shard.count) == shard.index
+        i
+        for i, c in enumerate(golden.cases)
+        if shard_of(shard_key(c), shard.count) == shard.index
     ]
     info = ShardInfo(
         index=shard.index,
@@ -212,9 +214,9 @@ def _check_own(info: ShardInfo, run: RunResult, where: str) -> None:
             where,
         )
     for position, case in zip(info.positions, run.cases, strict=True):
-        if shard_of(case.id, info.count) != info.index:
+        if shard_of(shard_key(case), info.count) != info.index:
             raise InputError(
-                f"case {case.id!r} belongs to shard {shard_of(case.id, info.count)}/"
+                f"case {case.id!r} belongs to shard {shard_of(shard_key(case), info.count)}/"
                 f"{info.count}, not {info.index}/{info.count}: a hand-edited file?",
                 where,
             )

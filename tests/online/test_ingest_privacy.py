@@ -192,6 +192,8 @@ def test_no_planted_value_in_any_byte_of_the_state_folder_outputs_or_messages(
     with LogStore(state / "logs.sqlite") as store:
         stored = {c.id: c for c in store.conversations()}
     assert len(stored) == 40
-    one = stored["1 [email]"]
+    from ragrail.online.mapping import RowMapper
+
+    one = stored[RowMapper(LogsConfig()).redact_id(f"1 {EMAILS[1]}")]  # stored hashed
     assert one.question == "I'm [email], call [phone], card [card]?"
     assert one.contexts[0].id == "[email]#1" and one.turns[0].question.endswith("[card]")

@@ -71,7 +71,7 @@ class KnownIds:
         for raw in raw_ids:
             key = None
             if raw is not None:
-                key = self.mapper.redact(raw)  # an id is stored redacted
+                key = self.mapper.redact_id(raw)  # an id is stored as this gives it
                 try:
                     key.encode("utf-8")
                 except UnicodeEncodeError:  # a lone surrogate: the full read refuses it

@@ -263,6 +263,15 @@ class RowMapper:
         get = row.get
         return [get(k, MISSING) if k is not None else find(row, p) for k, p in self.lookups]
 
+    def redact_id(self, raw: str) -> str:
+        """A conversation id as stored: as written when it holds no personal data, else a
+        hash of it (``[id 3f2a…]``, 16 hex digits of its SHA-256). Never the redacted text:
+        ids 4810000 and 4810001 would both read ``[phone]``, one row for a thousand."""
+        redacted = self.redact(raw)
+        if redacted == raw:
+            return raw
+        return f"[id {user_key(raw)}]"
+
     def conversation(self, row: Any) -> Conversation:
         """The conversation in ``row``, redacted; BadField when it cannot be read."""
         fields, _ = self._fields(row)
@@ -309,7 +318,7 @@ class RowMapper:
         pairs = self._contexts(contexts)
         contexts_json = "[" + ",".join([f for _, f in pairs]) + "]"
         return (
-            redact(cid),
+            self.redact_id(cid),
             at,
             redact(version),
             redact(question),

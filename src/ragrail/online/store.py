@@ -249,19 +249,17 @@ class LogStore:
             ) from None
 
     def record_files(self, paths: Iterable[Path], at: float) -> None:
-        """Remember the exports ingested, so no output (``sample -o``) overwrites one."""
+        """Remember the exports ingested, so no output (``sample -o``) overwrites one: by
+        the hash of each real path (``outputs.ingested_key``), never the path itself."""
         try:
             with statedb.write_transaction(self.db):
                 self.db.executemany(
                     "INSERT OR REPLACE INTO ingested_files VALUES (?, ?)",
-                    [(str(p.resolve()), at) for p in paths],
+                    [(ingested_key(p.resolve()), at) for p in paths],
                 )
         except sqlite3.Error as exc:
             raise self._failure(exc) from None
 
-    def ingested_files(self) -> list[Path]:
-        """Every export ingested into this database, as resolved paths."""
-        return [Path(r[0]) for r in self._rows("SELECT path FROM ingested_files ORDER BY path")]
 
     def conversations(self, version: str | None = None) -> Iterator[Conversation]:
         """Every stored conversation (of one version), oldest first, streamed; one whose
@@ -370,3 +368,12 @@ class LogStore:
 
 def log_path(state_dir: Path) -> Path:
     return state_dir / FILE_NAME
+
+
+def ingested_key(path: Path) -> str:
+    """How the log database remembers an export it ingested: the SHA-256 of its real path
+    (a path may hold personal data, "logs_bob@example.com.jsonl"; the hash is enough to
+    refuse an output over it)."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()
