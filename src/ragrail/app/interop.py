@@ -283,10 +283,12 @@ class TrecExport:
 
 @dataclass
 class RagasExport:
-    """What ``export ragas`` wrote (``-``: standard output)."""
+    """What ``export ragas`` or ``export deepeval`` wrote (``-``: standard output)."""
 
     output: Path
     samples: int
+    conversations: int = 0  # conversations written (to ``conversations_file``, else ``output``)
+    conversations_file: Path | None = None
 
 
 def export_trec(
@@ -306,22 +308,82 @@ def export_trec(
     return TrecExport(run_file, qrels, len(judged), left, result.config.top_k)
 
 
-def export_ragas(run: RunRef, output: Path, stdout: Stdout = _to_stdout) -> RagasExport:
-    """A run as a RAGAS EvaluationDataset JSONL (user_input, retrieved_contexts, response)."""
-    from ragrail.interop.ragas import export_text
+def export_ragas(
+    run: RunRef,
+    output: Path,
+    stdout: Stdout = _to_stdout,
+    conversations: Path | None = None,
+    golden: Path | None = None,
+) -> RagasExport:
+    """A run (or with ``golden``, a golden set) as a RAGAS EvaluationDataset JSONL: single
+    questions as SingleTurnSamples, conversations as MultiTurnSamples (in ``conversations``
+    when there are both: a dataset holds one kind)."""
+    from ragrail.interop.ragas import multi_turn_text, single_text
 
-    files = _check_exports([(output, "RAGAS dataset")], run)
-    result = load_run_ref(run)
-    _emit(files[0], export_text(result), "RAGAS dataset", stdout)
-    return RagasExport(output, len(result.cases))
+    return _export(run, output, stdout, conversations, golden, "RAGAS dataset",
+                   single_text, multi_turn_text)  # fmt: skip
 
 
-def _check_exports(outputs: list[tuple[Path | None, str]], run: RunRef) -> list[Path | None]:
+def export_deepeval(
+    run: RunRef,
+    output: Path,
+    stdout: Stdout = _to_stdout,
+    conversations: Path | None = None,
+    golden: Path | None = None,
+) -> RagasExport:
+    """A run (or a golden set) as DeepEval ``EvaluationDataset.save_as("json")`` writes
+    goldens: Goldens, and ConversationalGoldens (in ``conversations`` when there are both)."""
+    from ragrail.interop.deepeval import export_text
+
+    return _export(run, output, stdout, conversations, golden, "DeepEval dataset",
+                   export_text, export_text)  # fmt: skip
+
+
+def _export(
+    run: RunRef,
+    output: Path,
+    stdout: Stdout,
+    conversations: Path | None,
+    golden: Path | None,
+    what: str,
+    singles_text: Callable[[Any], str],
+    talks_text: Callable[[Any], str],
+) -> RagasExport:
+    from ragrail.interop.conversations import export_turns, grouped, split_kinds
+
+    targets = [(output, what)] + (
+        [(conversations, f"{what} of conversations")] * bool(conversations)
+    )
+    reads = [(golden, "the golden set being exported")] if golden is not None else []
+    files = _check_exports(targets, run, reads)
+    if golden is not None:
+        from ragrail.golden import load_golden
+
+        cases: Sequence[Any] = load_golden(golden).cases
+    else:
+        cases = load_run_ref(run).cases
+    singles, talks = split_kinds(grouped(export_turns(cases, golden is None)), bool(conversations))
+    if conversations is not None:
+        _emit(files[0], singles_text(singles), what, stdout)
+        _emit(files[1], talks_text(talks), what, stdout)
+    else:
+        _emit(files[0], talks_text(talks) if talks else singles_text(singles), what, stdout)
+    file = conversations if conversations is not None else (output if talks else None)
+    return RagasExport(output, len(singles), len(talks), file)
+
+
+def _check_exports(
+    outputs: list[tuple[Path | None, str]],
+    run: RunRef,
+    reads: list[tuple[Path, str]] | None = None,
+) -> list[Path | None]:
     """The files to write (None: standard output), checked before any work."""
     from ragrail.outputs import guard_outputs
 
     project = _project(run.config, run.example)
-    reads = [(Path(run.ref), "the results being exported")] if run.ref.endswith(".json") else []
+    reads = list(reads or [])
+    if run.ref.endswith(".json"):
+        reads.append((Path(run.ref), "the results being exported"))
     return guard_outputs(outputs, project, reads, stdout=lambda what: True)
 
 

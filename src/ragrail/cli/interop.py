@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ragrail.cli.common import CONTEXT, OUT_PATH, with_options
+
+if TYPE_CHECKING:
+    from ragrail.app.interop import RagasExport
 
 # the formats `import` reads: ragrail.app.interop.FORMATS (not imported: --help stays light)
 FORMATS = ("ragas", "hf", "deepeval", "promptfoo", "openinference")
@@ -173,6 +177,22 @@ def export_trec(
     return 0
 
 
+conversation_options = [
+    click.option(
+        "--conversations",
+        type=OUT_PATH,
+        help="Write the conversations here, the single questions to --output (a dataset "
+        "holds one kind; needed when the run has both).",
+    ),
+    click.option(
+        "--golden",
+        "golden",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="Export this golden set (its questions and labels) instead of a run.",
+    ),
+]
+
+
 @export_cmd.command("ragas", context_settings=CONTEXT)
 @with_options(run_options)
 @click.option(
@@ -183,17 +203,71 @@ def export_trec(
     show_default=True,
     help="Where to write the JSONL ('-': standard output).",
 )
-def export_ragas(run_ref: str, config: Path | None, example: str | None, output: Path) -> int:
+@with_options(conversation_options)
+def export_ragas(
+    run_ref: str,
+    config: Path | None,
+    example: str | None,
+    output: Path,
+    conversations: Path | None,
+    golden: Path | None,
+) -> int:
     """A run as a RAGAS EvaluationDataset JSONL (user_input, retrieved_contexts, response).
 
     EvaluationDataset.from_jsonl reads it. ragrail labels facts and articles, not
-    reference answers, so no sample has a reference.
+    reference answers, so no sample has a reference. A conversation is a MultiTurnSample
+    (HumanMessage, the retrieval as a tool call and ToolMessages, AIMessage per turn), its
+    labels in each HumanMessage's metadata, so `ragrail import ragas` reads it back whole.
     """
     from ragrail.app import interop
 
-    done = interop.export_ragas(interop.RunRef(run_ref, config, example), output, _stdout)
-    _say_err(f"wrote {done.samples} samples to {_name(output)}")
+    ref = interop.RunRef(run_ref, config, example)
+    done = interop.export_ragas(ref, output, _stdout, conversations, golden)
+    _said(done, "samples")
     return 0
+
+
+@export_cmd.command("deepeval", context_settings=CONTEXT)
+@with_options(run_options)
+@click.option(
+    "-o",
+    "--output",
+    type=OUT_PATH,
+    default=Path("deepeval.json"),
+    show_default=True,
+    help="Where to write the JSON ('-': standard output).",
+)
+@with_options(conversation_options)
+def export_deepeval(
+    run_ref: str,
+    config: Path | None,
+    example: str | None,
+    output: Path,
+    conversations: Path | None,
+    golden: Path | None,
+) -> int:
+    """A run as DeepEval goldens, as EvaluationDataset.save_as("json") writes them.
+
+    A question is a Golden (input, actual_output, retrieval_context); a conversation a
+    ConversationalGolden whose turns are the questions and the system's answers. ragrail's
+    labels go in the metadata (additional_metadata, each user turn's metadata), so
+    `ragrail import deepeval` reads the file back whole; DeepEval's
+    add_goldens_from_json_file loads it.
+    """
+    from ragrail.app import interop
+
+    ref = interop.RunRef(run_ref, config, example)
+    done = interop.export_deepeval(ref, output, _stdout, conversations, golden)
+    _said(done, "goldens")
+    return 0
+
+
+def _said(done: RagasExport, noun: str) -> None:
+    file = done.conversations_file
+    if file is None or file != done.output or not done.conversations:
+        _say_err(f"wrote {done.samples} {noun} to {_name(done.output)}")
+    if file is not None:
+        _say_err(f"wrote {done.conversations} conversations to {_name(file)}")
 
 
 def _name(path: Path) -> str:

@@ -165,7 +165,9 @@ def export_turns(cases: Sequence[Any], with_run: bool) -> list[ExportTurn]:
     out = []
     for case in cases:
         data = case.model_dump(mode="json", exclude_defaults=True)
-        labels = {k: data[k] for k in ("sources", "facts", "expect", "tags", "checks") if k in data}
+        # a run's ``checks`` are its counts of checks passed, not the golden set's checks
+        keys = ("sources", "facts", "expect", "tags") + (() if with_run else ("checks",))
+        labels = {k: data[k] for k in keys if k in data}
         if getattr(case, "grades", None):
             labels["sources"] = dict(case.grades)
         turn = ExportTurn(case.id, case.question, labels, case.conversation)

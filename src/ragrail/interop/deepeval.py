@@ -26,7 +26,9 @@ from typing import Any
 from ragrail.errors import InputError
 from ragrail.fileio import BOM, read_text
 from ragrail.interop.conversations import (
+    OWN,
     Dropped,
+    ExportTurn,
     Message,
     listed,
     own_labels,
@@ -122,12 +124,12 @@ def _conversation(item: dict[str, Any], where: str, dropped: Dropped) -> list[Ra
             )
         )
         dropped.add(turn, TURN_DROPPED, "turn")
-    key, outcome = first_present(item, ("expected_outcome", "expectedOutcome"))
+    okey, outcome = first_present(item, ("expected_outcome", "expectedOutcome"))
     out = turns(
         messages,
         where,
         as_text(item.get("name"), "name", where),
-        reference=as_text(outcome, key or "expected_outcome", where),
+        reference=as_text(outcome, okey or "expected_outcome", where),
         reference_contexts=_contexts(item.get("context"), "context", where),
         dropped=dropped,
     )
@@ -148,6 +150,8 @@ def _case(item: Any, where: str) -> RawCase:
     if question is None or not question.strip():
         raise InputError("no question: field 'input' is missing or empty", where)
     case = RawCase(where=where, question=question, id=as_text(item.get("name"), "name", where))
+    key, metadata = first_present(item, ("additional_metadata", "additionalMetadata"))
+    case.own = own_labels(metadata, key or "additional_metadata", where)
     key, value = first_present(item, ("actual_output", "actualOutput"))
     case.answer = as_text(value, key or "actual_output", where)
     key, value = first_present(item, ("expected_output", "expectedOutput"))
@@ -180,3 +184,85 @@ def _marked(text: str, source: Any = None) -> RawContext:
     if m:
         return RawContext(text=m.group("context"), hint=m.group("source") or None)
     return RawContext(text=text, hint=source if isinstance(source, str) else None)
+
+
+# ---------------------------------------------------------------- export
+
+
+def export_text(units: list[list[ExportTurn]]) -> str:
+    """Questions as ``EvaluationDataset.save_as("json")`` writes them (a JSON array indented
+    by 4): a single question a ``Golden``, a conversation a ``ConversationalGolden`` whose
+    user turns carry ragrail's labels in ``metadata`` and, from a run, whose assistant turns
+    are the system's answers with their ``retrieval_context`` (each passage marked with its
+    document, as DeepEval marks a ``RetrievedContextData``). DeepEval's
+    ``add_goldens_from_json_file`` loads it; ``ragrail import deepeval`` reads it back."""
+    records = [
+        _conversation_record(u) if u[0].conversation else _golden_record(u[0]) for u in units
+    ]
+    return json.dumps(records, indent=4, ensure_ascii=False) + "\n"
+
+
+def _marks(turn: ExportTurn) -> list[str] | None:
+    if not turn.contexts:
+        return None
+    return [
+        f"deepeval_source={source},deepeval_context={text}" for _, source, text in turn.contexts
+    ]
+
+
+def _golden_record(turn: ExportTurn) -> dict[str, Any]:
+    return {
+        "input": turn.question,
+        "actual_output": turn.answer,
+        "expected_output": None,
+        "retrieval_context": _marks(turn),
+        "context": None,
+        "name": turn.id,
+        "comments": None,
+        "source_file": None,
+        "tools_called": None,
+        "expected_tools": None,
+        "additional_metadata": {OWN: turn.labels},
+        "custom_column_key_values": None,
+    }
+
+
+def _turn(role: str, content: str, retrieval: list[str] | None, metadata: Any) -> dict[str, Any]:
+    """A turn as DeepEval's ``format_turns`` writes it: every field, unset ones null."""
+    return {
+        "role": role,
+        "content": content,
+        "user_id": None,
+        "retrieval_context": retrieval,
+        "tools_called": None,
+        "mcp_tools_called": None,
+        "mcp_resources_called": None,
+        "mcp_prompts_called": None,
+        "metadata": metadata,
+    }
+
+
+def _conversation_record(unit: list[ExportTurn]) -> dict[str, Any]:
+    messages = []
+    for turn in unit:
+        messages.append(_turn("user", turn.question, None, {OWN: turn.labels}))
+        if turn.answer is not None:
+            messages.append(_turn("assistant", turn.answer, _marks(turn), None))
+    return {
+        "scenario": scenario(unit),
+        "turns": messages,
+        "expected_outcome": None,
+        "user_description": None,
+        "persona": None,
+        "context": None,
+        "name": unit[0].conversation,
+        "comments": None,
+        "additional_metadata": None,
+        "custom_column_key_values": None,
+    }
+
+
+def scenario(unit: list[ExportTurn]) -> str:
+    """A ``ConversationalGolden`` needs a scenario (DeepEval's simulator plays it): the
+    questions the user asks, in order."""
+    return "The user asks, one after the other: " + " / ".join(t.question for t in unit)

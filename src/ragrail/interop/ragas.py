@@ -27,7 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from ragrail.errors import InputError
-from ragrail.interop.conversations import Dropped, Message, own_labels, text_field, turns
+from ragrail.interop.conversations import (
+    OWN,
+    Dropped,
+    ExportTurn,
+    Message,
+    own_labels,
+    text_field,
+    turns,
+)
 from ragrail.interop.rows import (
     Columns,
     RawCase,
@@ -129,6 +137,47 @@ def sample(case: Any) -> dict[str, Any]:
     if case.trace.answer is not None:
         record["response"] = case.trace.answer
     return record
+
+
+def multi_turn_text(units: list[list[ExportTurn]]) -> str:
+    """Conversations as ``EvaluationDataset.to_jsonl`` writes ``MultiTurnSample``s, one a
+    line: each turn's ``HumanMessage`` carries ragrail's labels in its ``metadata`` (the
+    first also the conversation's id); from a run, the retrieval is an ``AIMessage``
+    calling ``retrieve`` followed by a ``ToolMessage`` per passage (its ``metadata`` the
+    chunk's id and document), then the answer as an ``AIMessage``. ``from_jsonl`` loads
+    it; ``ragrail import ragas`` reads it back under the same ids."""
+    lines = []
+    for unit in units:
+        messages: list[dict[str, Any]] = []
+        for k, turn in enumerate(unit):
+            own = {**turn.labels, **({"conversation": turn.conversation} if k == 0 else {})}
+            messages.append({"content": turn.question, "metadata": {OWN: own}, "type": "human"})
+            if turn.contexts:
+                call = {"name": "retrieve", "args": {"query": turn.question}}
+                messages.append({"content": "", "type": "ai", "tool_calls": [call]})
+                messages += [
+                    {"content": text, "metadata": {"id": cid, "source": source}, "type": "tool"}
+                    for cid, source, text in turn.contexts
+                ]
+            if turn.answer is not None:
+                messages.append({"content": turn.answer, "type": "ai"})
+        lines.append(json.dumps({"user_input": messages}, ensure_ascii=False) + "\n")
+    return "".join(lines)
+
+
+def single_text(units: list[list[ExportTurn]]) -> str:
+    """Single questions as ``SingleTurnSample``s (as :func:`sample` writes a run's); from a
+    golden set the question alone, since a sample has no field for ragrail's labels."""
+    lines = []
+    for turn, *_ in units:
+        record: dict[str, Any] = {"user_input": turn.question}
+        if turn.contexts is not None:
+            record["retrieved_contexts"] = [text for _, _, text in turn.contexts]
+            record["retrieved_context_ids"] = [cid for cid, _, _ in turn.contexts]
+        if turn.answer is not None:
+            record["response"] = turn.answer
+        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+    return "".join(lines)
 
 
 def export_text(result: RunResult) -> str:

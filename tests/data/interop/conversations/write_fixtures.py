@@ -3,7 +3,13 @@ RAGAS 0.4.3 themselves, not by ragrail. Not run by the tests (neither library is
 dependency); kept so the files can be written again by a newer version:
 
     pip install --target /tmp/libs deepeval==4.3.1 ragas==0.4.3
-    PYTHONPATH=/tmp/libs python tests/data/interop/conversations/write_fixtures.py
+    PYTHONPATH=/tmp/libs RAGRAIL=.venv/bin/ragrail \
+        python tests/data/interop/conversations/write_fixtures.py
+
+The ``*_resaved`` files are ragrail's export of golden.json (``ragrail export ... --golden``)
+loaded by each library and saved again by it (DeepEval's ``add_goldens_from_json_file`` then
+``save_as("json")``, RAGAS's ``from_jsonl`` then ``to_jsonl``): what a user who took the
+golden set to the other tool and back hands to ``ragrail import``.
 
 RAGAS's package __init__ imports every LLM client; its dataset classes are loaded
 without it (they need only pydantic).
@@ -143,6 +149,32 @@ def ragas_files() -> None:
     dataset.to_csv(HERE / "ragas_multi_turn.csv")
 
 
+def resaved() -> None:
+    import subprocess
+    import tempfile
+
+    ragrail = os.environ.get("RAGRAIL", "ragrail")
+    with tempfile.TemporaryDirectory() as tmp:
+        for tool in ("deepeval", "ragas"):
+            out, talks = Path(tmp) / f"{tool}-single", Path(tmp) / f"{tool}-conversations"
+            subprocess.run(
+                [ragrail, "export", tool, "--golden", str(HERE / "golden.json"),
+                 "-o", str(out), "--conversations", str(talks)],
+                check=True,
+            )  # fmt: skip
+            if tool == "deepeval":
+                from deepeval.dataset import EvaluationDataset as DeepEvalDataset
+
+                dataset = DeepEvalDataset()
+                dataset.add_goldens_from_json_file(str(talks))
+                dataset.save_as("json", str(HERE), file_name="deepeval_resaved")
+            else:
+                from ragas.dataset_schema import EvaluationDataset
+
+                EvaluationDataset.from_jsonl(talks).to_jsonl(HERE / "ragas_resaved.jsonl")
+
+
 if __name__ == "__main__":
     deepeval_files()
     ragas_files()
+    resaved()
