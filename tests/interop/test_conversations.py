@@ -185,3 +185,14 @@ def test_a_run_of_both_kinds_needs_a_file_for_the_conversations(cli, project):
     assert r.code == 2
     assert "2 conversations and 1 single questions" in r.err and "--conversations FILE" in r.err
     assert not (project / "out.jsonl").exists()
+
+
+def test_a_deepeval_test_run_gives_its_single_questions_and_its_conversations(cli, project):
+    out = _ok(cli("import", "deepeval", str(HERE / "deepeval_test_run.json"),
+                  "--outputs", "outputs.jsonl", cwd=project))  # fmt: skip
+    assert "read 2 conversations (4 turns) and 1 case" in out
+    records = read_jsonl(project / "outputs.jsonl")
+    assert [r["id"] for r in records][:2] == ["invoice-pdf", "return-then-refund turn 1"]
+    for record, (question, answer, contexts) in zip(records[1:], LOGGED, strict=True):
+        assert (record["question"], record["answer"]) == (question, answer)
+        assert [(c["id"], c.get("source")) for c in record["contexts"]] == contexts

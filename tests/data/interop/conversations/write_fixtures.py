@@ -104,6 +104,29 @@ def deepeval_files() -> None:
     for kind in ("json", "jsonl", "csv"):
         dataset.save_as(kind, str(HERE), file_name="deepeval_conversations")
 
+    # a test run as DeepEval saves it (TestRun.save): its conversations apart
+    from deepeval.test_case import ConversationalTestCase, LLMTestCase
+    from deepeval.test_case.api import create_api_test_case
+    from deepeval.test_run.test_run import TestRun
+
+    conversational = [
+        ConversationalTestCase(name=g.name, scenario=g.scenario, context=g.context, turns=g.turns)
+        for g in goldens[:2]
+    ]
+    single = LLMTestCase(
+        name="invoice-pdf", input="Where are my invoices?", actual_output="Orders > Invoices."
+    )
+    run = TestRun(
+        testFile="test_chat.py",
+        testCases=[create_api_test_case(single, index=0)],
+        conversationalTestCases=[
+            create_api_test_case(c, index=i) for i, c in enumerate(conversational)
+        ],
+        metricsScores=[],
+    )
+    with open(HERE / "deepeval_test_run.json", "w") as f:
+        run.save(f)
+
 
 def ragas_files() -> None:
     lib = next(Path(p) / "ragas" for p in sys.path if (Path(p) / "ragas" / "messages.py").is_file())
