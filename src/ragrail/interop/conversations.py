@@ -18,7 +18,7 @@ an import reads those labels as they are.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,6 +202,3 @@ def split_kinds(
             "a dataset holds one kind: pass --conversations FILE for the conversations"
         )
     return singles, talks
-
-
-Writer = Callable[[list[list[ExportTurn]]], str]

@@ -13,7 +13,9 @@ run's JSON (``{"testCases": [...]}``, camelCase: ``actualOutput``,
 ``actual_output`` and ``retrieval_context`` make the outputs file; ``context``
 (DeepEval's ideal retrieval for the input) gives each case its sources, and an
 ``expected_output`` of a few words found in a source becomes its fact; ``name``
-is the case id.
+is the case id. A ``ConversationalGolden`` (``scenario``, ``turns``), or a test run's
+``conversationalTestCases``, is a conversation (:mod:`ragrail.interop.conversations`):
+``context`` gives each turn its sources and ``expected_outcome`` its last turn a fact.
 """
 
 from __future__ import annotations
