@@ -333,3 +333,23 @@ def test_an_outputs_file_and_an_http_reply_carry_stages_as_a_python_target_does(
         assert per_stage(served) == per_stage(reference)
     finally:
         server.shutdown()
+
+
+def test_the_committed_baseline_keeps_the_stages_and_the_diff_shows_them(cli, tmp_path):
+    dest = staged_project(tmp_path, cli)
+    assert cli("run", "--save-baseline", cwd=dest).code == 0
+    saved = json.loads((dest / "baseline.json").read_text())
+    staged = [c for c in saved["cases"] if "stages" in c["retrieval"]]
+    assert staged and [s["name"] for s in staged[0]["retrieval"]["stages"]] == ["bm25", "rerank"]
+    plan = json.loads((dest / "plan.json").read_text())
+    plan[CASES["pro-price"][0]]["at"] = None
+    (dest / "plan.json").write_text(json.dumps(plan))
+    r = cli("run", cwd=dest)  # against baseline.json, the compact file
+    assert r.code == 0, r.out + r.err
+    stage = [ln.strip() for ln in r.out.splitlines() if ln.strip().startswith("stage:")]
+    assert stage == ['stage:  pro-price: bm25 recall 100% -> 0% (lost "$12")']
+    # a stage the file gives badly is exit 2 naming the field
+    saved["cases"][0]["retrieval"]["stages"] = [{"name": "bm25", "recall": 2.0}]
+    (dest / "baseline.json").write_text(json.dumps(saved))
+    r = cli("run", cwd=dest)
+    assert r.code == 2 and "cases.0.retrieval.stages.0.recall" in r.err

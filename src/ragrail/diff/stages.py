@@ -8,8 +8,8 @@ contexts held is a pipeline that still works (a rerank that no longer needs the 
 the first stage lost), so it warns a reader without failing a build, and a stage that
 dropped along with the final contexts explains the ``WORSE`` line beside it.
 
-A compact baseline (``ragrail.store.baseline``) keeps no stages: compare with a saved run
-(``--json`` results, or a recorded run) to see them.
+The compact baseline (``ragrail.store.baseline``) keeps each question's stages, as a whole
+saved run does.
 """
 
 from __future__ import annotations

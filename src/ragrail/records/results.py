@@ -186,11 +186,11 @@ class Totals(_Model):
     stats: dict[str, Stat] = Field(default_factory=dict)
     causes: dict[str, Count] = Field(default_factory=dict)
     expected: dict[str, Expected] = Field(default_factory=dict, exclude_if=lambda e: not e)
+    # per retrieval stage: hit_rate, recall, mrr (ragrail.scoring.stages.stage_totals)
+    stages: dict[str, dict[str, Stat]] = Field(default_factory=dict, exclude_if=lambda s: not s)
     # conversations (their turns are counted in n_cases), and those whose every turn passed
     n_conversations: Count = Field(default=0, exclude_if=lambda n: not n)
     conversations_passed: Count = Field(default=0, exclude_if=lambda n: not n)
-    # per retrieval stage: hit_rate, recall, mrr (ragrail.scoring.stages.stage_totals)
-    stages: dict[str, dict[str, Stat]] = Field(default_factory=dict, exclude_if=lambda s: not s)
 
     @model_validator(mode="after")
     def _passed_within_answers(self) -> Totals:

@@ -35,6 +35,7 @@ from ragrail.store.baseline.records import (
     READS,
     Baseline,
     BaselineCase,
+    read_stages,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -218,6 +219,12 @@ def _case(c: Any, i: int, what: str, where: str, v2: bool = False) -> BaselineCa
     retrieval_keys, answer_keys = (
         (_RETRIEVAL_KEYS_V2, _ANSWER_KEYS_V2) if v2 else (_RETRIEVAL_KEYS, _ANSWER_KEYS)
     )
+    if not v2 and type(c) is dict and type(r := c.get("retrieval")) is dict and "stages" in r:
+        # a staged run's question: its stages apart, the rest read as any question's
+        rest = {k: v for k, v in r.items() if k != "stages"}
+        case = _case({**c, "retrieval": rest}, i, what, where)
+        case.stages = read_stages(r["stages"], f"cases.{i}.retrieval.stages", what, where)
+        return case
     if (
         type(c) is dict
         and len(c) == 6

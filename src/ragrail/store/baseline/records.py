@@ -10,7 +10,11 @@ import json
 import math
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # a str's JSON literal, non-ASCII kept
+from typing import Any
 
+from pydantic import ValidationError
+
+from ragrail.errors import InputError
 from ragrail.records.results import (
     BASELINE_FORMAT,
     CaseResult,
@@ -71,7 +75,7 @@ class BaselineCase:
     # None: a version 2 file, which did not keep them
     checks: dict[str, int] | None = None
     found: list[str] | None = None  # the labels of the facts retrieval found; None: v2
-    # per retrieval stage, from a whole saved run; the compact file keeps none
+    # per retrieval stage (a staged run's: stages_text / read_stages), else None
     stages: list[StageScores] | None = None
 
     @classmethod
@@ -237,7 +241,42 @@ def _run_case_block(c: CaseResult, memo: dict[tuple[float | None, ...], tuple[st
         c.id, c.answer_pass, c.answer_passes, c.problems, c.answer_runs, c.cause, c.errored,
         texts[0], len(c.facts), c.retrieval_hit, texts[1], len(c.facts_retrieved),
         c.held_checks() if c.judge is not None else c.checks, found_labels(c),
+        stages_text(c.stages),
     )  # fmt: skip
+
+
+def stages_text(stages: list[StageScores]) -> str:
+    """A question's retrieval stages as the baseline keeps them (one JSON array, keys
+    sorted, scores rounded), or "" when it has none: a run without stages writes the file
+    it always wrote."""
+    if not stages:
+        return ""
+    import json
+
+    rows = []
+    for st in stages:
+        row = st.model_dump(mode="json")
+        for key in ("recall", "reciprocal_rank"):
+            if row[key] is not None:
+                row[key] = rounded(row[key])
+        rows.append(row)
+    return json.dumps(rows, sort_keys=True, ensure_ascii=False)
+
+
+def read_stages(value: Any, at: str, what: str, where: str) -> list[StageScores]:
+    """A question's retrieval stages as :func:`stages_text` wrote them, each checked (an
+    InputError naming the field and ``where``)."""
+    if type(value) is not list:
+        raise InputError(f"{what} field {at!r}: Input should be a list", where)
+    out = []
+    for j, item in enumerate(value):
+        try:
+            out.append(StageScores.model_validate(item))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in (at, j, *err["loc"]))
+            raise InputError(f"{what} field {field!r}: {err['msg']}", where) from None
+    return out
 
 
 def found_labels(case: CaseResult) -> list[str]:
@@ -248,12 +287,13 @@ def found_labels(case: CaseResult) -> list[str]:
 def _block(
     case_id: str, answer_pass: bool | None, passes: int, problems: list[str], runs: int,
     cause: str | None, errored: bool, rates: str, facts: int, hit: bool | None,
-    recall: str, retrieved: int, checks: dict[str, int], found: list[str],
+    recall: str, retrieved: int, checks: dict[str, int], found: list[str], stages: str = "",
 ) -> str:  # fmt: skip
     """A question as a block of sorted lines, each within three lines of its id, so a
     diff's context always shows which question a changed line belongs to."""
     string = encode_basestring
     held = ", ".join([f"{string(k)}: {checks[k]!s}" for k in sorted(checks)])
+    extra = f', "stages": {stages}' if stages else ""  # only a staged run has them
     return (
         "    {\n"
         f'      "answer": {{"checks": {{{held}}}, "pass": {_LITERAL[answer_pass]}, '
@@ -265,6 +305,6 @@ def _block(
         f'      "metrics": {{{rates}}},\n'
         f'      "retrieval": {{"facts": {facts!s}, '
         f'"found": [{", ".join(map(string, found))}], "hit": {_LITERAL[hit]}, '
-        f'"recall": {recall}, "retrieved": {retrieved!s}}}\n'
+        f'"recall": {recall}, "retrieved": {retrieved!s}{extra}}}\n'
         "    }"
     )
