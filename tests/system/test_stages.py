@@ -353,3 +353,16 @@ def test_the_committed_baseline_keeps_the_stages_and_the_diff_shows_them(cli, tm
     (dest / "baseline.json").write_text(json.dumps(saved))
     r = cli("run", cwd=dest)
     assert r.code == 2 and "cases.0.retrieval.stages.0.recall" in r.err
+
+
+def test_the_scorecard_shows_each_stage_s_totals(cli, tmp_path):
+    dest = staged_project(tmp_path, cli)
+    out = tmp_path / "r.json"
+    r = cli("run", "--json", str(out), cwd=dest)
+    totals = json.loads(out.read_text())["totals"]["stages"]
+    lines = [ln.strip() for ln in r.out.splitlines()]
+    for name, stage in totals.items():
+        recall = stage["recall"]
+        shown = [ln for ln in lines if ln.startswith(f"{name} recall")]
+        assert shown and f"{round(recall['value'] * 100)}%" in shown[0] and f"n={recall['n']}" in shown[0]
+        assert any(ln.startswith(f"{name} MRR") for ln in lines)

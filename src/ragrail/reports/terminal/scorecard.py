@@ -319,6 +319,10 @@ def totals_lines(run: RunResult) -> list[str]:
     ):
         if key in st and st[key].n:
             out.append(stat_line(label, st[key], False))
+    for name, stage in t.stages.items():  # a staged system: each stage's own retrieval
+        for key, label in (("hit_rate", "hit rate"), ("recall", "recall"), ("mrr", "MRR")):
+            if key in stage and stage[key].n:
+                out.append(stat_line(f"{name} {label}", stage[key], key != "mrr"))
     if t.n_flaky:
         out.append(
             f"  {'flaky':<18}{t.n_flaky:>5}  questions whose repeats or recorded runs disagree"
