@@ -113,7 +113,18 @@ def project(tmp_path: Path, system: str = "", golden: list[Any] | None = None) -
 
 
 def worse(out: str) -> list[str]:
-    return [" ".join(ln.split()) for ln in out.splitlines() if ln.strip().startswith("WORSE:")]
+    """Each WORSE line whole: a narrow terminal wraps one onto indented lines after it."""
+    lines: list[str] = []
+    inside = False
+    for ln in out.splitlines():
+        if ln.strip().startswith("WORSE:"):
+            lines.append(" ".join(ln.split()))
+            inside = True
+        elif inside and ln.startswith(" " * 10) and ln.strip():
+            lines[-1] += " " + " ".join(ln.split())
+        else:
+            inside = False
+    return lines
 
 
 def cases_of(path: Path) -> dict[str, dict[str, Any]]:
