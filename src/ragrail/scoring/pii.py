@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from ragrail.text.pii_detect import Detector, card_shaped, luhn_ok  # noqa: F401  (the checks' helpers)
+from ragrail.text.pii_detect import Detector
+from ragrail.text.pii_numbers import card_shaped, luhn_ok  # noqa: F401  (the checks' helpers)
 
 # ISO 13616 (SWIFT IBAN registry): each country's IBAN length.
 IBAN_LENGTHS = {

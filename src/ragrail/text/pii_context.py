@@ -24,8 +24,7 @@ _ORDER_WORDS = (
     r"orders?|invoices?|inv|tracking|ticket|booking|confirmation|reference|ref|transaction|"
     r"txn|shipment|parcel|package|consignment|waybill|awb|sku|serial|s/n|case|po|pnr|"
     r"receipt|isbn(?:-1[03])?|issn|upc|ean(?:-1[03]|-8)?|gtin|asin|model|part|article|"
-    r"item|batch|lot|claim|request|incident|bug|issue|pr|build|release|page|pages|"
-    r"flight|train|room|gate|seat|table|route|bus|"
+    r"item|batch|lot|claim|request|incident|bug|issue|pr|build|release|"
     # de
     r"bestellnummer|bestell-?nr|bestellung|auftragsnummer|auftrags-?nr|auftrag|"
     r"rechnungsnummer|rechnungs-?nr|rechnung|sendungsnummer|sendungsverfolgungsnummer|"
@@ -49,7 +48,10 @@ _ORDER_WORDS = (
     # nl
     r"bestelnummer|bestelling|ordernummer|factuurnummer|factuur|trackingnummer|"
     r"zendingnummer|zending|boekingsnummer|boeking|referentienummer|referentie|kenmerk|"
-    r"pakketnummer"
+    r"pakketnummer|"
+    # pl, tr, ru
+    r"numer\s+zam[óo]wienia|zam[óo]wieni[ea]|faktura|przesy[łl]ka|sipari[şs]|fatura|"
+    r"kargo\s+takip|номер\s+заказа|заказа?|сч[её]т|накладная|трек-номер"
 )
 _ORDER_CJK = (
     # ja
@@ -64,7 +66,7 @@ _ORDER_CJK = (
 # Matched whole against the last one to four words before the number (a search over
 # the 48 characters before it would try every alternative at every position: 25 µs)
 _ORDER_LABEL = re.compile(
-    rf"(?:{_ORDER_WORDS})\.?(?:[\s-]*(?:number|num|nr|nº|n°|no|nummer|número|numero|code|id)\.?)?",
+    rf"(?:{_ORDER_WORDS})\.?(?:[\s-]*(?:number|num|nr|nº|n°|no|n|nummer|número|numero|numarası|code|id)\.?)?",
     re.I,
 )
 _ORDER_LABEL_CJK = re.compile(rf"(?:{_ORDER_CJK})[はがをの：:]?\Z")
@@ -168,8 +170,10 @@ def kept_by_context(text: str, start: int, end: int, groups: list[str], seps: se
     run = text[start:end]
     if date_shaped(groups, seps) or amount_shaped(groups, seps) or years_listed(groups):
         return True
-    if seps == {"."} and len(groups) == 2:  # 3.14159265: a decimal
-        return True
+    if len(groups) > 1 and len(groups[0]) == 8 and date_shaped(groups[:1], set()):
+        return True  # 20240115-001: a reference that starts with its date
+    if seps == {"."} and len(groups) == 2 and (groups[0] == "0" or groups[0][0] != "0"):
+        return True  # 3.14159265: a decimal (a number never starts with 0 but 0.5)
     before = text[max(0, start - 40) : start]
     if (seps <= {"."} and version_shaped(run, before)) or version_labelled(before):
         return True
@@ -207,6 +211,29 @@ def version_labelled(before: str) -> bool:
     """Whether ``before`` ends with a version word ("Windows", "build", "v")."""
     words = _last_words(before, " \t:")
     return bool(words) and words[-1].lower().rstrip(".") in _VERSION_WORDS
+
+
+_PRODUCT_LABEL = re.compile(
+    r"(?:isbn(?:-?1[03])?|issn|ean(?:-?(?:8|13))?|upc(?:-?[ae])?|gtin(?:-?(?:8|12|13|14))?|jan|"
+    r"barcode|bar\s?code|code[-\s]barres?|strichcode|c[óo]digo\s+de\s+barras|"
+    r"codice\s+a\s+barre)(?:[\s-]*(?:code|nr|no|number|nummer))?\.?",
+    re.I,
+)
+_PRODUCT_LABEL_CJK = re.compile(r"(?:JANコード|JAN|バーコード|条形码|條碼|바코드)[はがをの：:]?\Z")
+
+
+def product_labelled(text: str, start: int) -> bool:
+    """Whether the number at ``start`` follows a label naming a product code (EAN, UPC,
+    GTIN, ISBN, barcode): the one thing that keeps an EAN-8 or a UPC starting with 0."""
+    words = _last_words(text[max(0, start - 32) : start], _LABEL_END)
+    if not words:
+        return False
+    if _PRODUCT_LABEL_CJK.search(words[-1][-8:]) is not None:
+        return True
+    return any(
+        _PRODUCT_LABEL.fullmatch(" ".join(words[-k:])) is not None
+        for k in range(1, min(3, len(words)) + 1)
+    )
 
 
 def order_labelled(text: str, start: int) -> bool:

@@ -29,9 +29,17 @@ personal data; ragrail.text.pii_context lists what else keeps a number.
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from ragrail.text.pii_context import ip_shaped, kept_by_context, order_labelled
+from ragrail.text.pii_context import ip_shaped, kept_by_context, order_labelled, product_labelled
+from ragrail.text.pii_numbers import (
+    bare_id,
+    e164_valid,
+    is_card,
+    phone_matches,
+    product_code,
+    shaped_id,
+    valid,
+)
 
 EMAIL, PHONE, CARD, IBAN, ID, IP = "email", "phone", "card", "iban", "id", "ip"
 Hit = tuple[int, int, str]  # start, end, kind
@@ -66,32 +74,73 @@ def _char_class(codes: list[int]) -> str:
     return "[" + "".join(parts) + "]"
 
 
-_FOLDABLE = re.compile(_char_class(sorted(_FOLD)))
-_PLUS_ENCODED = re.compile("%2[Bb]")
+_DIGIT_LIKE = sorted({zero + d for zero in _ZEROS for d in range(10)} | {0xFF20, 0xFE6B})
+_SEP_LIKE = sorted(set(_FOLD) - set(_DIGIT_LIKE))
+# Folding matters only where a foreign digit or "@" stands, or an odd space, dash or
+# bracket touches an ASCII digit: other text (Japanese punctuation, accents) is read as is
+_FOLD_NEEDED = re.compile(
+    f"[0-9{_char_class(_DIGIT_LIKE)[1:-1]}{_char_class(_SEP_LIKE)[1:-1]}]"
+    f"(?:(?<={_char_class(_DIGIT_LIKE)})|(?<=[0-9]){_char_class(_SEP_LIKE)}"
+    f"|(?<={_char_class(_SEP_LIKE)})[0-9])"
+)
 
 
 def fold(text: str) -> str:
     """``text`` with full-width ASCII, odd spaces and dashes, and every script's decimal
-    digits made ASCII, one character for one (so a span found in it is a span of text),
-    and a URL's "%2B" as two spaces and "+"."""
-    if "%2" in text:
-        text = _PLUS_ENCODED.sub("  +", text)
-    if text.isascii() or _FOLDABLE.search(text) is None:
+    digits made ASCII, one character for one (so a span found in it is a span of text)."""
+    if text.isascii() or _FOLD_NEEDED.search(text) is None:
         return text
     return text.translate(_FOLD)
 
 
-# Any local part up to the "@" (no fragment of "Ana.Pérez+tag@..." is left behind) but
-# not across a URL's "/", "?", "&" or "=": "...?email=bob@example.com" loses "bob@...".
-_EMAIL = re.compile(r"[^\s@<>()\[\]{},;:\"'/?&=]{1,64}(?:@|%40)[\w-]+(?:\.[\w-]+)+")
-_LOCAL = re.compile(r"[^\s@<>()\[\]{},;:\"'/?&=]")
-# C-speed gates on the folded text: every kind but e-mail has two digits in a row, and
-# every kind found by _RUN or _IBAN_RUN seven characters of digits and separators
-_TWO_DIGITS = re.compile(r"[0-9][0-9]")
+# A URL's escapes ("%20", "%2B", "%28") and, in a query, a form's "+" for a space
+_URL_CODE = re.compile(r"%([2-7][0-9A-Fa-f])|(?<=[0-9A-Za-z])\+(?=[0-9A-Za-z%])")
+_QUERY_START = re.compile(r"[=?][^\s]*\Z")
+
+
+def url_view(t: str) -> tuple[str, list[int], list[int]] | None:
+    """``t`` with its URL escapes decoded, and where each character of that came from
+    (its start and end in ``t``); None when there is nothing to decode."""
+    parts: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    last = 0
+    for m in _URL_CODE.finditer(t):
+        at = m.start()
+        if m.group(1):
+            ch = chr(int(m.group(1), 16))
+        elif _QUERY_START.search(t, max(0, t.rfind(" ", 0, at)), at):
+            ch = " "
+        else:
+            continue
+        parts += (t[last:at], ch)
+        starts += [*range(last, at), at]
+        ends += [*range(last + 1, at + 1), m.end()]
+        last = m.end()
+    if not parts:
+        return None
+    parts.append(t[last:])
+    starts += range(last, len(t))
+    ends += range(last + 1, len(t) + 1)
+    return "".join(parts), starts, ends
+
+
+# Any local part up to the "@" (no fragment of "Ana.Pérez+tag@..." is left behind), not
+# across a URL's "/", "?", "&" or "=" ("...?email=bob@example.com" loses "bob@..."); an
+# apostrophe inside a name (o'brien@); a quoted local part ("Ana Pérez"@); a domain of
+# names (an ideographic full stop between them too) or an address literal ([192.0.2.1]).
+_LOCAL_CHAR = r"(?:[^\s@<>()\[\]{},;:\"'/?&=]|(?<=[^\W_])'(?=[^\W_]))"
+_EMAIL = re.compile(
+    rf"(?:[\"“”][^\"“”\n@]{{1,64}}[\"“”]|{_LOCAL_CHAR}{{1,64}})(?:@|%40)"
+    r"(?:\[(?:IPv6:)?[0-9A-Fa-f:.]{2,45}\]|[\w-]+(?:\.[\w-]+|[。｡．][A-Za-z0-9-]+)+)"
+)
+_LOCAL = re.compile(_LOCAL_CHAR)
+# C-speed gates on the folded text: a run of seven digits and separators (every kind but
+# e-mail has one, or is an id the next gate finds); an IBAN's or id's letters and digits
 _NUMBERISH = re.compile(r"[0-9][0-9 ().\-/+]{5,}[0-9]")
-# ...and an id or IBAN a letter next to a digit, or a NINO's "12 34 56 C"
 _ALNUM_HINT = re.compile(
-    r"[0-9](?:(?<=[A-Za-z][0-9])|(?=[A-Za-z])|[0-9] [0-9]{2} [0-9]{2} ?[A-Da-d](?![A-Za-z0-9]))"
+    r"[0-9](?:(?:(?<=[A-Za-z]{2}[0-9])|(?<=[A-Za-z]{2} [0-9]))[0-9]"
+    r"|[0-9]{5}(?:[-+ ]?[A-Za-z]|[-+][0-9]{3}[0-9A-Za-z]))"
 )
 # A number as written: groups of digits (one may be in brackets) joined by at most one
 # space, dot, dash or slash, a country code in front, an extension behind. Possessive:
@@ -105,126 +154,49 @@ _IBAN_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){10,32
 _ALNUM_ID = re.compile(
     r"(?<![A-Za-z0-9])(?:"
     r"(?P<dni>\d{8}[ -]?[A-Z])|(?P<nie>[XYZ][ -]?\d{7}[ -]?[A-Z])|"
-    r"(?P<cf>[A-Z]{6}[0-9LMNPQRSTUV]{2}[A-EHLMPRST][0-9LMNPQRSTUV]{2}[A-Z][0-9LMNPQRSTUV]{3}[A-Z])|"
-    r"(?P<pan>[A-Z]{3}[ABCFGHLJPT][A-Z]\d{4}[A-Z])|(?P<ric>\d{17}X)|"
-    r"(?P<nino>[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d\d ?\d\d ?\d\d ?[A-D])"
-    r")(?![A-Za-z0-9])",
-    re.I,
+    r"(?P<cf>(?i:[A-Z]{6}[0-9LMNPQRSTUV]{2}[A-EHLMPRST][0-9LMNPQRSTUV]{2}[A-Z][0-9LMNPQRSTUV]{3}[A-Z]))|"
+    r"(?P<pan>(?i:[A-Z]{3}[ABCFGHLJPT][A-Z]\d{4}[A-Z]))|(?P<ric>\d{17}[Xx])|"
+    r"(?P<nino>(?i:[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d\d ?\d\d ?\d\d ?[A-D]))|"
+    r"(?P<hetu>[0-3]\d[01]\d\d\d[-+A-FU-Y]\d{3}[0-9A-FHJ-NPR-Y])"
+    r")(?![A-Za-z0-9])"
 )
+_ID_MODULES = {"dni": "es.dni", "nie": "es.nie", "cf": "it.codicefiscale", "pan": "in_.pan",
+               "ric": "cn.ric", "hetu": "fi.hetu"}  # fmt: skip
 _NINO_NOT = ("BG", "GB", "NK", "KN", "TN", "NT", "ZZ")
 # Scripts written without spaces between words (CJK, kana, Hangul, Thai): a number glued
 # to them ("私の番号は090-1234-5678です") is still a number, not part of a word.
 _UNSPACED = "\u0e00-\u0e7f\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
 _WORD = re.compile(rf"[^\W{_UNSPACED}]")
-_GLUED = re.compile(rf"[^\W{_UNSPACED}]|@|[.,:]\d")
+_GLUED_ON = re.compile(r"@|[.,:]\d")  # an e-mail's local part, a decimal or time part
 _NON_DIGIT = re.compile(r"\D+")
 # "XJ-1234567", "a456-426614174000": a code's part after a dash, not a number of its own
 _IBAN_HEAD = re.compile(r"(?:\A|[^A-Za-z0-9])[A-Za-z]{2}[0-9]{2}\Z|\A[A-Za-z]{2}[0-9]{2}\Z")
 _CODE_DASH = re.compile(rf"[^\W{_UNSPACED}]-")
-_EXPIRY = re.compile(r"(?:\d\d?/\d\d(?:\d\d)?[ .\-]?)+")
 _GROUP_GAP = re.compile(r"[ .\-](?=\(?\d)")
-
-
-def luhn_ok(digits: str) -> bool:
-    """Luhn checksum: double every second digit from the right, subtract 9 above 9,
-    and the sum must be a multiple of 10."""
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2 == 1:
-            d = d * 2 - 9 if d * 2 > 9 else d * 2
-        total += d
-    return total % 10 == 0
-
-
-def card_shaped(run: str) -> bool:
-    """13-19 digits written as a card is: all together, in fours (the last group 1-4
-    digits) or as 4-6-5 / 4-6-4 (American Express, Diners), one kind of separator."""
-    digits = _NON_DIGIT.sub("", run)
-    if not 13 <= len(digits) <= 19 or len({ch for ch in run if not ch.isdigit()}) > 1:
-        return False
-    groups = [len(g) for g in re.split(r"[ .\-]", run)]
-    if len(groups) == 1:
-        return True
-    in_fours = all(g == 4 for g in groups[:-1]) and 1 <= groups[-1] <= 4
-    return in_fours or groups in ([4, 6, 5], [4, 6, 4])
-
-
-def is_card(run: str, digits: str) -> bool:
-    """Card-shaped, a network's first digits (Mir, Mastercard 22-27; Amex, Diners, JCB 3;
-    Visa 4; Mastercard, Maestro 5; Discover, UnionPay, Maestro 6), Luhn-valid, and not an
-    EAN-13 product code written as one."""
-    if not card_shaped(run) or not ("22" <= digits[:2] <= "27" or digits[0] in "3456"):
-        return False
-    if len(digits) == 13 and _valid("ean", digits):
-        return False
-    return luhn_ok(digits)
-
-
-_MODULES: dict[str, Any] = {}
-
-
-def _valid(name: str, value: str) -> bool:
-    """``stdnum.<name>.is_valid(value)``, the module imported on first use."""
-    module = _MODULES.get(name)
-    if module is None:
-        import importlib
-
-        module = _MODULES[name] = importlib.import_module(f"stdnum.{name}")
-    return bool(module.is_valid(value))
-
-
-def _shaped_id(digits: str, sizes: list[int], seps: set[str]) -> bool:
-    """An identity number written in its own grouping: SSN 123-45-6789, CPF
-    123.456.789-09, KR 971013-9019902, NIR 2 95 10 99 126 111 93, Aadhaar and My Number
-    1234 5678 9012, IdNr 12 345 678 901, BSN 1234.56.789."""
-    if sizes == [3, 2, 4] and seps <= {"-", " "}:
-        return _valid("us.ssn", digits)
-    if sizes == [3, 3, 3, 2] and seps == {".", "-"}:
-        return _valid("br.cpf", digits)
-    if sizes == [6, 7] and seps == {"-"}:
-        return _valid("kr.rrn", digits)
-    if sizes == [1, 2, 2, 2, 3, 3, 2]:
-        return _valid("fr.nir", digits)
-    if sizes == [4, 4, 4] and seps == {" "}:
-        return _valid("in_.aadhaar", digits) or _valid("jp.in_", digits)
-    if sizes == [2, 3, 3, 3] and seps == {" "}:
-        return _valid("de.idnr", digits)
-    return sizes == [4, 2, 3] and seps == {"."} and _valid("nl.bsn", digits)
-
-
-def _bare_id(digits: str) -> bool:
-    """An identity number written as bare digits (after labels and product codes have had
-    their say: a bare 12-digit UPC-A is kept before an Aadhaar is looked for)."""
-    n = len(digits)
-    if n == 11:
-        return _valid("de.idnr", digits) or _valid("br.cpf", digits)
-    if n == 12:
-        return _valid("in_.aadhaar", digits) or _valid("jp.in_", digits)
-    if n == 15:
-        return _valid("fr.nir", digits)
-    if n == 18:
-        return _valid("cn.ric", digits)
-    return n == 9 and _valid("nl.bsn", digits)
-
-
-def _product_code(digits: str, sizes: list[int]) -> bool:
-    """An ISBN-13/EAN-13, UPC-A, GTIN-14 or hyphenated ISBN-10 that validates as one."""
-    n = len(digits)
-    if n in (12, 13, 14):
-        return _valid("ean", digits)
-    return n == 10 and len(sizes) == 4 and sizes[-1] == 1 and _valid("isbn", digits)
-
-
-def _matches(window: str, region: str | None) -> list[tuple[int, int]]:
-    import phonenumbers
-
-    return [
-        (m.start, m.end)
-        for m in phonenumbers.PhoneNumberMatcher(
-            window, region, leniency=phonenumbers.Leniency.POSSIBLE
-        )
-    ]
+# What follows a card and goes with it (PCI DSS: never stored): an expiry, a security
+# code, each with or without its label ("exp 09/27", "CVV 123", "09/27 123")
+_AFTER_CARD = re.compile(
+    r"(?:[ ,;:/|]*(?:(?:exp(?:iry|ires|iration)?|valid(?: thru| through| until)?|g[üu]ltig bis"
+    r"|ablauf|vence|vencimiento|expire|scadenza|date)\.?[ :#=]*)?"
+    r"(?:0?[1-9]|1[0-2]) ?[/\-.] ?(?:20)?[0-9]{2}(?![0-9]))?"
+    r"(?:[ ,;:/|]*(?:(?:cvv2?|cvc2?|csc|cid|cv2|security code|code|pr[üu]fnummer|cryptogramme)"
+    r"\.?[ :#=]*)?[0-9]{3,4}(?![0-9]|[ .\-/][0-9]))?",
+    re.I,
+)
+# Dates, the commonest run of seven digits in a log, told at C speed
+_DATE = re.compile(
+    r"(?:19|20)\d\d([-/. ])(?:0?[1-9]|1[0-2])\1(?:0?[1-9]|[12]\d|3[01])"
+    r"|(?:0?[1-9]|[12]\d|3[01])([-/. ])(?:0?[1-9]|1[0-2])\2(?:19|20)\d\d"
+    r"|(?:0?[1-9]|1[0-2])([-/. ])(?:0?[1-9]|[12]\d|3[01])\3(?:19|20)\d\d"
+)
+# Written to be dialled: a tel: or sms: link, a WhatsApp link
+_DIAL_BEFORE = re.compile(
+    r"(?:(?<![^\W\d_])(?:tel|sms|callto|fax|phone|mobile|cell|handy|whatsapp|telefon|"
+    r"t[ée]l[ée]phone|tel[ée]fono|telefone|telefono) ?[.:=]? ?[+]?|wa\.me/)\Z",
+    re.I,
+)
+_TIME_PART = re.compile(r"[0-9]:\Z")  # "23:00.377016": the seconds of a time
+_ISBN_X = re.compile(r"[- ]?[Xx](?![A-Za-z0-9])")
 
 
 def _card_head(t: str, start: int, end: int) -> int | None:
@@ -235,7 +207,7 @@ def _card_head(t: str, start: int, end: int) -> int | None:
         digits += sum(ch.isdigit() for ch in t[before : m.start()])
         if digits > 19:
             break
-        if digits >= 13:
+        if digits >= 12:
             gaps.append(m.start())
         before = m.start()
     for gap in reversed(gaps):
@@ -243,6 +215,10 @@ def _card_head(t: str, start: int, end: int) -> int | None:
         if is_card(run, _NON_DIGIT.sub("", run)):
             return gap
     return None
+
+
+def _overlaps(start: int, end: int, taken: list[Hit]) -> bool:
+    return any(a < end and start < b for a, b, _ in taken)
 
 
 class Detector:
@@ -256,80 +232,126 @@ class Detector:
         self.region, self.any_national, self.ip = region, any_national, ip
 
     def find(self, text: str) -> list[Hit]:
-        """Spans of personal data in ``text``, in order, none overlapping."""
+        """Spans of personal data in ``text``, in order, none overlapping. A URL's escapes
+        are read decoded ("028%209018%200950"), a hit covering the escapes it spans."""
         t = fold(text)
-        hits = _emails(t) if "@" in t or "%40" in t else []
-        if _TWO_DIGITS.search(t) is None:
-            return hits
-        numberish = _NUMBERISH.search(t) is not None
+        if "%" in t or ("+" in t and "=" in t):
+            view = url_view(t)
+            if view is not None:  # e-mails as written: a form's "+" is part of one
+                decoded, starts, ends = view
+                hits = _emails(t) if "@" in t or "%40" in t else []
+                for a, b, kind in self._find(decoded, []):
+                    if kind != EMAIL and not _overlaps(starts[a], ends[b - 1], hits):
+                        hits.append((starts[a], ends[b - 1], kind))
+                hits.sort()
+                return hits
+        return self._find(t, _emails(t) if "@" in t or "%40" in t else [])
+
+    def _find(self, t: str, hits: list[Hit]) -> list[Hit]:
         if _ALNUM_HINT.search(t) is not None:
-            if numberish:
-                hits += _ibans(t, hits)
+            hits += _ibans(t, hits)
             hits += _alnum_ids(t, hits)
-        if numberish:
+        if _NUMBERISH.search(t) is not None:
             hits += self._numbers(t, hits)
         hits.sort()
         return hits
 
     def _numbers(self, t: str, taken: list[Hit]) -> list[Hit]:
         found: list[Hit] = []
-        m = _RUN.search(t)
-        while m is not None:
+        pos = 0
+        while (gate := _NUMBERISH.search(t, pos)) is not None:
+            m = _RUN.search(t, max(pos, gate.start() - 6))
+            if m is None:
+                break
             start, end = m.span()
             main_end = m.start("ext") if m.group("ext") else end
-            if start and (_WORD.match(t[start - 1]) or _CODE_DASH.match(t, max(0, start - 2))):
-                # glued to a word, the first group is part of an identifier (SKU4111...,
-                # A1234567B); what follows its gap is read again ("v1 (415) 555-2671")
-                gap = _GROUP_GAP.search(t, start, main_end)
-                if _IBAN_HEAD.match(t, max(0, start - 3), start + 2):
-                    gap = None  # "DE89 3704 ...": an IBAN that failed its check, not a card
-                m = _RUN.search(t, gap.end() if gap else end)
+            pos = end
+            if _overlaps(start, end, taken) or _TIME_PART.match(t, max(0, start - 2), start):
                 continue
-            if (
-                main_end - start >= 7
-                and not any(a < end and start < b for a, b, _ in taken)
-                and _GLUED.match(t, end) is None  # a word, an "@", a decimal or time part
-            ):
-                found += self._classify(t, start, main_end, end)
-            m = _RUN.search(t, end)
+            left = start and (_WORD.match(t, start - 1) or _CODE_DASH.match(t, max(0, start - 2)))
+            right = _WORD.match(t, end)
+            if left or right:
+                # glued to a word: an identifier's part (SKU-1234567, A1234567B) unless a
+                # card number (Card#4111...exp, visa4111...); what follows a first group
+                # glued on the left is read again ("v1 (415) 555-2671")
+                card = self._card(t, start, main_end)
+                if card:
+                    found += card
+                    pos = max(pos, card[0][1])
+                    continue
+                if left and not _IBAN_HEAD.match(t, max(0, start - 3), start + 2):
+                    gap = _GROUP_GAP.search(t, start, main_end)
+                    pos = gap.end() if gap else end
+                continue
+            if main_end - start >= 7 and _GLUED_ON.match(t, end) is None:
+                hits = self._classify(t, start, main_end, end)
+                if hits:
+                    found += hits
+                    pos = max(pos, hits[-1][1])
         return found
+
+    def _card(self, t: str, start: int, main_end: int) -> list[Hit]:
+        """The card number t[start:main_end] with the expiry and code after it, or []."""
+        run = t[start:main_end]
+        digits = _NON_DIGIT.sub("", run)
+        if not is_card(run, digits):
+            return []
+        after = _AFTER_CARD.match(t, main_end)
+        return [(start, after.end() if after else main_end, CARD)]
 
     def _classify(self, t: str, start: int, main_end: int, end: int) -> list[Hit]:
         run = t[start:main_end]
+        if _DATE.fullmatch(run):
+            return []
         digits = _NON_DIGIT.sub("", run)
         n = len(digits)
         if n < 7:
             return []
         head = run.lstrip("(")
-        if head.startswith("+") or (head.startswith("00") and n > 9 and digits[2] != "0"):
+        if head.startswith("+"):
+            return self._international(t, start, end, n)
+        if head.startswith("00") and n > 9 and digits[2] != "0":
+            if run.isdigit() and product_labelled(t, start) and product_code(digits, [n], True):
+                return []  # "EAN 0052756904682"
             return self._international(t, start, end, n)
         if ip_shaped(run):
             return [(start, main_end, IP)] if self.ip else []
-        if is_card(run, digits):
-            return [(start, main_end, CARD)]
+        card = self._card(t, start, main_end)
+        if card:
+            return card
         groups = [g for g in _NON_DIGIT.split(run) if g]
         sizes = [len(g) for g in groups]
         seps = {ch for ch in run if ch in " .-/"}
-        if _shaped_id(digits, sizes, seps):
+        if shaped_id(digits, sizes, seps):
             return [(start, main_end, ID)]
-        if n > 13 and len(groups) > 1:
+        if n > 12 and len(groups) > 1:
             gap = _card_head(t, start, main_end)
             if gap is not None:  # what follows: an expiry and a code, or a number of its own
-                after = _EXPIRY.match(t, gap + 1, main_end)
-                rest = self._classify(t, after.end() if after else gap + 1, main_end, end)
-                return [(start, gap, CARD), *rest]
-        if kept_by_context(t, start, main_end, groups, seps) or order_labelled(t, start):
+                after = _AFTER_CARD.match(t, gap, main_end)
+                rest = after.end() if after and after.end() > gap else gap
+                more = self._classify(t, rest + 1, main_end, end) if rest + 1 < main_end else []
+                return [(start, rest, CARD), *more]
+        dialled = _DIAL_BEFORE.search(t, max(0, start - 12), start) is not None
+        if not dialled and kept_by_context(t, start, main_end, groups, seps):
             return []
-        if _product_code(digits, sizes):
+        check = "X" if _ISBN_X.match(t, main_end) else ""
+        if product_labelled(t, start) and product_code(digits, sizes, True, check):
             return []
-        if run.isdigit() and _bare_id(digits):
+        bare = run.isdigit()
+        if bare and bare_id(digits):
             return [(start, main_end, ID)]
+        if product_code(digits, sizes, False, check):
+            return []
+        if bare and 11 <= n <= 15 and e164_valid(digits):
+            return [(start, end, PHONE)]
+        if bare and not dialled and digits[0] != "0" and order_labelled(t, start):
+            return []  # an order, invoice or other reference under its label
         if self.region is not None:
-            spans = _matches(t[start:end], self.region)
+            spans = phone_matches(t[start:end], self.region)
             if spans:
                 return [(start + a, start + b, PHONE) for a, b in spans]
-        epoch = run.isdigit() and digits[0] == "1" and n in (10, 13)  # seconds, ms since 1970
-        if self.any_national and 7 <= n <= 12 and not epoch:
+        epoch = bare and digits[0] == "1" and n in (10, 13) and not dialled  # s, ms since 1970
+        if self.any_national and (7 <= n <= 12 or (dialled and n <= 15)) and not epoch:
             return [(start, end, PHONE)]
         return []
 
@@ -339,7 +361,7 @@ class Detector:
         lead = len(window) - len(window.lstrip("("))
         if window[lead:].startswith("00"):  # "00" as "+" and a space: offsets hold
             window = window[:lead] + " +" + window[lead + 2 :]
-        spans = _matches(window, None)
+        spans = phone_matches(window, None)
         if spans:
             return [(start + (0 if a <= lead + 2 else a), start + b, PHONE) for a, b in spans]
         if self.any_national and 8 <= n <= 17:
@@ -354,8 +376,9 @@ def _emails(t: str) -> list[Hit]:
     last = 0
     for m in _EMAIL.finditer(t):
         start = m.start()
-        while start > last and _LOCAL.match(t[start - 1]):
-            start -= 1
+        if t[start] not in '"“”':
+            while start > last and _LOCAL.match(t, start - 1):
+                start -= 1
         found.append((start, m.end(), EMAIL))
         last = m.end()
     return found
@@ -364,7 +387,7 @@ def _emails(t: str) -> list[Hit]:
 def _ibans(t: str, taken: list[Hit]) -> list[Hit]:
     found: list[Hit] = []
     for m in _IBAN_RUN.finditer(t):
-        if any(a < m.end() and m.start() < b for a, b, _ in taken):
+        if _overlaps(m.start(), m.end(), taken):
             continue
         length = _iban_at(m.group(0).upper())
         if length:
@@ -379,7 +402,7 @@ def _iban_at(run: str) -> int:
     for i, ch in enumerate(run):
         count += ch != " "
         at_gap = i + 1 == len(run) or run[i + 1] == " "
-        if count >= 15 and at_gap and _valid("iban", run[: i + 1]):
+        if count >= 15 and at_gap and valid("iban", run[: i + 1]):
             return i + 1
     return 0
 
@@ -387,15 +410,14 @@ def _iban_at(run: str) -> int:
 def _alnum_ids(t: str, taken: list[Hit]) -> list[Hit]:
     found: list[Hit] = []
     for m in _ALNUM_ID.finditer(t):
-        if any(a < m.end() and m.start() < b for a, b, _ in taken):
+        if _overlaps(m.start(), m.end(), taken):
             continue
         kind = m.lastgroup or ""
-        value = re.sub(r"[ -]", "", m.group(0)).upper()
+        value = m.group(0).replace(" ", "").upper()
         if kind == "nino":
             ok = value[:2] not in _NINO_NOT
         else:
-            name = {"dni": "es.dni", "nie": "es.nie", "cf": "it.codicefiscale"}.get(kind)
-            ok = _valid(name or {"pan": "in_.pan", "ric": "cn.ric"}[kind], value)
+            ok = valid(_ID_MODULES[kind], value if kind == "hetu" else value.replace("-", ""))
         if ok:
             found.append((m.start(), m.end(), ID))
     return found
