@@ -152,21 +152,22 @@ def ip_shaped(run: str) -> bool:
     return len(parts) == 4 and all(p.isdigit() and len(p) <= 3 and int(p) <= 255 for p in parts)
 
 
-def version_shaped(run: str, before: str) -> bool:
-    """10.0.19045.3803, v2.1.1234567: dotted, after a version word or with a one-digit
-    part after the first (a dotted phone number has none: 1.800.555.1234)."""
+def version_shaped(run: str) -> bool:
+    """10.0.19045.3803: dotted, with a one-digit part after the first (a dotted phone
+    number has none: 1.800.555.1234); after a version word any number is a version."""
     parts = run.split(".")
-    if len(parts) < 2 or not all(p.isdigit() for p in parts):
+    if len(parts) < 3 or not all(p.isdigit() for p in parts):
         return False
-    if version_labelled(before):
-        return True
-    return len(parts) >= 3 and any(len(p) == 1 for p in parts[1:])
+    return any(len(p) == 1 for p in parts[1:])
 
 
-def kept_by_context(text: str, start: int, end: int, groups: list[str], seps: set[str]) -> bool:
+def kept_by_context(
+    text: str, start: int, end: int, groups: list[str], seps: set[str], flags: int
+) -> bool:
     """Whether the number text[start:end] (written without a country code) is a date,
-    an amount, a price, a quantity, a version, a range, a ZIP+4 code or a table figure.
-    IP addresses are decided by the caller (kept or redacted by an option)."""
+    an amount, a price, a quantity, a version, a range, a ZIP+4 code or a table figure;
+    ``flags``: what the words before it say (:func:`label_flags`). IP addresses are
+    decided by the caller (kept or redacted by an option)."""
     run = text[start:end]
     if date_shaped(groups, seps) or amount_shaped(groups, seps) or years_listed(groups):
         return True
@@ -174,14 +175,15 @@ def kept_by_context(text: str, start: int, end: int, groups: list[str], seps: se
         return True  # 20240115-001: a reference that starts with its date
     if seps == {"."} and len(groups) == 2 and (groups[0] == "0" or groups[0][0] != "0"):
         return True  # 3.14159265: a decimal (a number never starts with 0 but 0.5)
-    before = text[max(0, start - 40) : start]
-    if (seps <= {"."} and version_shaped(run, before)) or version_labelled(before):
+    if flags & VERSION or (seps == {"."} and version_shaped(run)):
         return True
-    if _CURRENCY_BEFORE.search(before) or _CURRENCY_AFTER.match(text, end):
+    # a currency code or sign is at most four characters and a space before the number
+    if _CURRENCY_BEFORE.search(text, max(0, start - 6), start) or _CURRENCY_AFTER.match(text, end):
         return True
     if _UNIT_AFTER.match(text, end):
         return True
     if len(groups) == 2 and seps == {"-"}:
+        before = text[max(0, start - 40) : start]
         a, b = groups
         if (len(a), len(b)) == (5, 4) and _ZIP_BEFORE.search(before):
             return True
@@ -207,10 +209,37 @@ def _last_words(before: str, strip: str) -> list[str]:
     return [w for w in _WORD_GAP.split(before.rstrip(strip)) if w][-4:]
 
 
-def version_labelled(before: str) -> bool:
-    """Whether ``before`` ends with a version word ("Windows", "build", "v")."""
-    words = _last_words(before, " \t:")
-    return bool(words) and words[-1].lower().rstrip(".") in _VERSION_WORDS
+VERSION, ORDER, PRODUCT, DIAL = 1, 2, 4, 8
+_DIAL_WORDS = frozenset(
+    "tel sms callto fax phone mobile cell handy whatsapp telefon téléphone telephone "
+    "teléfono telefono telefone".split()
+)
+_LABEL_MEMO: dict[str, int] = {}
+
+
+def label_flags(text: str, start: int) -> int:
+    """What the last words before the number at ``start`` say it is: a version
+    (``VERSION``: "Windows", "build"), a business reference (``ORDER``), a product code
+    (``PRODUCT``: "EAN", "ISBN"), a number to dial (``DIAL``: "tel:", "phone:",
+    "wa.me/"). Remembered by those words: a log writes the same few labels again and
+    again, and the label regular expressions are long."""
+    words = _last_words(text[max(0, start - 48) : start], _LABEL_END)
+    if not words:
+        return 0
+    key = "\n".join(words)
+    flags = _LABEL_MEMO.get(key)
+    if flags is None:
+        last = words[-1].lower().rstrip(".")
+        flags = (
+            (VERSION if last in _VERSION_WORDS else 0)
+            | (DIAL if last in _DIAL_WORDS or last.endswith("wa.me/") else 0)
+            | (ORDER if _order_labelled(words) else 0)
+            | (PRODUCT if _product_labelled(words) else 0)
+        )
+        if len(_LABEL_MEMO) >= 20_000:
+            _LABEL_MEMO.clear()
+        _LABEL_MEMO[key] = flags
+    return flags
 
 
 _PRODUCT_LABEL = re.compile(
@@ -222,12 +251,9 @@ _PRODUCT_LABEL = re.compile(
 _PRODUCT_LABEL_CJK = re.compile(r"(?:JANコード|JAN|バーコード|条形码|條碼|바코드)[はがをの：:]?\Z")
 
 
-def product_labelled(text: str, start: int) -> bool:
-    """Whether the number at ``start`` follows a label naming a product code (EAN, UPC,
-    GTIN, ISBN, barcode): the one thing that keeps an EAN-8 or a UPC starting with 0."""
-    words = _last_words(text[max(0, start - 32) : start], _LABEL_END)
-    if not words:
-        return False
+def _product_labelled(words: list[str]) -> bool:
+    """Whether the last words name a product code (EAN, UPC, GTIN, ISBN, barcode): the
+    one thing that keeps an EAN-8 or a UPC starting with 0."""
     if _PRODUCT_LABEL_CJK.search(words[-1][-8:]) is not None:
         return True
     return any(
@@ -236,11 +262,8 @@ def product_labelled(text: str, start: int) -> bool:
     )
 
 
-def order_labelled(text: str, start: int) -> bool:
-    """Whether the number at ``start`` follows a label naming a business reference."""
-    words = _last_words(text[max(0, start - 48) : start], _LABEL_END)
-    if not words:
-        return False
+def _order_labelled(words: list[str]) -> bool:
+    """Whether the last words name a business reference."""
     if _ORDER_LABEL_CJK.search(words[-1][-12:]) is not None:
         return True
     return any(

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from ragrail.text.pii_context import ip_shaped, kept_by_context, order_labelled, product_labelled
+from ragrail.text.pii_context import DIAL, ORDER, PRODUCT, ip_shaped, kept_by_context, label_flags
 from ragrail.text.pii_numbers import (
     bare_id,
     e164_valid,
@@ -75,20 +75,21 @@ def _char_class(codes: list[int]) -> str:
 
 
 _DIGIT_LIKE = sorted({zero + d for zero in _ZEROS for d in range(10)} | {0xFF20, 0xFE6B})
-_SEP_LIKE = sorted(set(_FOLD) - set(_DIGIT_LIKE))
+_SEP_LIKE = _char_class(sorted(set(_FOLD) - set(_DIGIT_LIKE)))
 # Folding matters only where a foreign digit or "@" stands, or an odd space, dash or
-# bracket touches an ASCII digit: other text (Japanese punctuation, accents) is read as is
-_FOLD_NEEDED = re.compile(
-    f"[0-9{_char_class(_DIGIT_LIKE)[1:-1]}{_char_class(_SEP_LIKE)[1:-1]}]"
-    f"(?:(?<={_char_class(_DIGIT_LIKE)})|(?<=[0-9]){_char_class(_SEP_LIKE)}"
-    f"|(?<={_char_class(_SEP_LIKE)})[0-9])"
+# bracket touches an ASCII digit: other text (Japanese punctuation, accents) is read as
+# is. Characters past U+FFFF are a class of their own: one in a class of BMP characters
+# makes re test every range in turn (eight times slower).
+_FOREIGN = re.compile(
+    _char_class([cp for cp in _DIGIT_LIKE if cp <= 0xFFFF]) + "|[\U00010000-\U0010ffff]"
 )
+_SEP_BY_DIGIT = re.compile(f"[0-9](?:(?<={_SEP_LIKE}[0-9])|(?={_SEP_LIKE}))")  # digit-led: fast
 
 
 def fold(text: str) -> str:
     """``text`` with full-width ASCII, odd spaces and dashes, and every script's decimal
     digits made ASCII, one character for one (so a span found in it is a span of text)."""
-    if text.isascii() or _FOLD_NEEDED.search(text) is None:
+    if text.isascii() or (_FOREIGN.search(text) is None and _SEP_BY_DIGIT.search(text) is None):
         return text
     return text.translate(_FOLD)
 
@@ -139,8 +140,9 @@ _LOCAL = re.compile(_LOCAL_CHAR)
 # e-mail has one, or is an id the next gate finds); an IBAN's or id's letters and digits
 _NUMBERISH = re.compile(r"[0-9][0-9 ().\-/+]{5,}[0-9]")
 _ALNUM_HINT = re.compile(
-    r"[0-9](?:(?:(?<=[A-Za-z]{2}[0-9])|(?<=[A-Za-z]{2} [0-9]))[0-9]"
-    r"|[0-9]{5}(?:[-+ ]?[A-Za-z]|[-+][0-9]{3}[0-9A-Za-z]))"
+    r"[0-9](?:(?<=[A-Za-z]{2}[0-9])[0-9]|(?<=[A-Za-z]{2} [0-9])[0-9] ?[0-9]{2} ?[0-9]{2} ?[A-Da-d]"
+    r"|[0-9]{5}[0-9][ -]?[A-Z]"
+    r"|(?<![0-9][0-9])(?<=[0-3])[0-9][01][0-9]{3}[-+A-FU-Y][0-9]{3}[0-9A-Y](?![0-9A-Za-z]))"
 )
 # A number as written: groups of digits (one may be in brackets) joined by at most one
 # space, dot, dash or slash, a country code in front, an extension behind. Possessive:
@@ -189,11 +191,18 @@ _DATE = re.compile(
     r"|(?:0?[1-9]|[12]\d|3[01])([-/. ])(?:0?[1-9]|1[0-2])\2(?:19|20)\d\d"
     r"|(?:0?[1-9]|1[0-2])([-/. ])(?:0?[1-9]|[12]\d|3[01])\3(?:19|20)\d\d"
 )
-# Written to be dialled: a tel: or sms: link, a WhatsApp link
-_DIAL_BEFORE = re.compile(
-    r"(?:(?<![^\W\d_])(?:tel|sms|callto|fax|phone|mobile|cell|handy|whatsapp|telefon|"
-    r"t[ée]l[ée]phone|tel[ée]fono|telefone|telefono) ?[.:=]? ?[+]?|wa\.me/)\Z",
-    re.I,
+_Y, _M, _D = r"(?:19|20)\d\d", r"(?:0?[1-9]|1[0-2])", r"(?:0?[1-9]|[12]\d|3[01])"
+_DATES_C = (
+    rf"{_Y}(?:-{_M}-{_D}|/{_M}/{_D}|\.{_M}\.{_D}| {_M} {_D})"
+    rf"|{_D}(?:-{_M}-{_Y}|/{_M}/{_Y}|\.{_M}\.{_Y}| {_M} {_Y})"
+    rf"|{_M}(?:-{_D}-{_Y}|/{_D}/{_Y}|\.{_D}\.{_Y}| {_D} {_Y})"
+)
+# Where a number worth reading starts, found at C speed in one pass: the first character
+# of a run (not inside one) with six more digits ahead, that is not a date standing alone
+# (the lookahead inside the one-character lookbehind reads from the run's first character)
+_CAND = re.compile(
+    r"[0-9(+](?<![0-9][0-9(+])(?<![0-9][.\-/][0-9(+])(?=(?:[ ().\-/+]{0,2}[0-9]){6})"
+    rf"(?<=(?!(?:{_DATES_C})(?![ .\-/]?[0-9(]|[0-9@]))[0-9(+])"
 )
 _TIME_PART = re.compile(r"[0-9]:\Z")  # "23:00.377016": the seconds of a time
 _ISBN_X = re.compile(r"[- ]?[Xx](?![A-Za-z0-9])")
@@ -248,103 +257,116 @@ class Detector:
         return self._find(t, _emails(t) if "@" in t or "%40" in t else [])
 
     def _find(self, t: str, hits: list[Hit]) -> list[Hit]:
-        if _ALNUM_HINT.search(t) is not None:
-            hits += _ibans(t, hits)
-            hits += _alnum_ids(t, hits)
-        if _NUMBERISH.search(t) is not None:
-            hits += self._numbers(t, hits)
-        hits.sort()
+        hint = _ALNUM_HINT.search(t)
+        if hint is not None:  # every IBAN and id starts at most 16 characters before it
+            hits += _ibans(t, hits, max(0, hint.start() - 16))
+            hits += _alnum_ids(t, hits, max(0, hint.start() - 16))
+        hits += self._numbers(t, hits)
+        if len(hits) > 1:
+            hits.sort()
         return hits
 
     def _numbers(self, t: str, taken: list[Hit]) -> list[Hit]:
         found: list[Hit] = []
         pos = 0
-        while (gate := _NUMBERISH.search(t, pos)) is not None:
-            m = _RUN.search(t, max(pos, gate.start() - 6))
-            if m is None:
-                break
-            start, end = m.span()
-            main_end = m.start("ext") if m.group("ext") else end
-            pos = end
-            if _overlaps(start, end, taken) or _TIME_PART.match(t, max(0, start - 2), start):
+        for cand in _CAND.finditer(t):
+            if cand.start() < pos:
                 continue
-            left = start and (_WORD.match(t, start - 1) or _CODE_DASH.match(t, max(0, start - 2)))
-            right = _WORD.match(t, end)
-            if left or right:
-                # glued to a word: an identifier's part (SKU-1234567, A1234567B) unless a
-                # card number (Card#4111...exp, visa4111...); what follows a first group
-                # glued on the left is read again ("v1 (415) 555-2671")
-                card = self._card(t, start, main_end)
-                if card:
-                    found += card
-                    pos = max(pos, card[0][1])
-                    continue
-                if left and not _IBAN_HEAD.match(t, max(0, start - 3), start + 2):
-                    gap = _GROUP_GAP.search(t, start, main_end)
-                    pos = gap.end() if gap else end
-                continue
-            if main_end - start >= 7 and _GLUED_ON.match(t, end) is None:
-                hits = self._classify(t, start, main_end, end)
-                if hits:
-                    found += hits
-                    pos = max(pos, hits[-1][1])
+            m = _RUN.search(t, cand.start())
+            while m is not None:
+                m, pos = self._read(t, m, taken, found)
         return found
 
-    def _card(self, t: str, start: int, main_end: int) -> list[Hit]:
+    def _read(
+        self, t: str, m: re.Match[str], taken: list[Hit], found: list[Hit]
+    ) -> tuple[re.Match[str] | None, int]:
+        """Classify the run ``m`` into ``found``: the part of it to read again (or None)
+        and where reading goes on."""
+        start, end = m.span()
+        main_end = m.start("ext") if m.group("ext") else end
+        if _overlaps(start, end, taken) or _DATE.fullmatch(t, start, main_end):
+            return None, end
+        left = start and (
+            _WORD.match(t, start - 1)
+            or _CODE_DASH.match(t, max(0, start - 2))
+            or _TIME_PART.match(t, max(0, start - 2), start)
+        )
+        if left or _WORD.match(t, end):
+            # glued to a word: an identifier's part (SKU-1234567, A1234567B) unless a
+            # card number (Card#4111...exp, visa4111...); what follows a first group
+            # glued on the left is read again ("v1 (415) 555-2671")
+            card = self._card(t, start, main_end) if main_end - start >= 12 else []
+            if card:
+                found += card
+                return None, max(end, card[0][1])
+            if left and not _IBAN_HEAD.match(t, max(0, start - 3), start + 2):
+                gap = _GROUP_GAP.search(t, start, main_end)
+                if gap and not (t[gap.start()] == "." and t[start - 1] == ":"):  # 10:30:00.123
+                    return _RUN.search(t, gap.end(), end), end
+            return None, end
+        if main_end - start >= 7 and _GLUED_ON.match(t, end) is None:
+            hits = self._classify(t, start, main_end, end)
+            if hits:
+                found += hits
+                return None, max(end, hits[-1][1])
+        return None, end
+
+    def _card(self, t: str, start: int, main_end: int, digits: str = "") -> list[Hit]:
         """The card number t[start:main_end] with the expiry and code after it, or []."""
         run = t[start:main_end]
-        digits = _NON_DIGIT.sub("", run)
-        if not is_card(run, digits):
+        if not is_card(run, digits or _NON_DIGIT.sub("", run)):
             return []
         after = _AFTER_CARD.match(t, main_end)
         return [(start, after.end() if after else main_end, CARD)]
 
     def _classify(self, t: str, start: int, main_end: int, end: int) -> list[Hit]:
         run = t[start:main_end]
-        if _DATE.fullmatch(run):
-            return []
-        digits = _NON_DIGIT.sub("", run)
+        bare = run.isdigit()  # the commonest run: read without splitting it
+        digits = run if bare else _NON_DIGIT.sub("", run)
         n = len(digits)
         if n < 7:
             return []
-        head = run.lstrip("(")
-        if head.startswith("+"):
+        head = run if bare else run.lstrip("(")
+        if head[0] == "+":
             return self._international(t, start, end, n)
         if head.startswith("00") and n > 9 and digits[2] != "0":
-            if run.isdigit() and product_labelled(t, start) and product_code(digits, [n], True):
+            if bare and label_flags(t, start) & PRODUCT and product_code(digits, [n], True):
                 return []  # "EAN 0052756904682"
             return self._international(t, start, end, n)
-        if ip_shaped(run):
+        if not bare and ip_shaped(run):
             return [(start, main_end, IP)] if self.ip else []
-        card = self._card(t, start, main_end)
+        card = self._card(t, start, main_end, digits) if n >= 12 else []
         if card:
             return card
-        groups = [g for g in _NON_DIGIT.split(run) if g]
-        sizes = [len(g) for g in groups]
-        seps = {ch for ch in run if ch in " .-/"}
-        if shaped_id(digits, sizes, seps):
-            return [(start, main_end, ID)]
-        if n > 12 and len(groups) > 1:
+        if bare:
+            groups, sizes, seps = [run], [n], set()
+        else:
+            groups = [g for g in _NON_DIGIT.split(run) if g]
+            sizes = [len(g) for g in groups]
+            seps = {ch for ch in run if ch in " .-/"}
+            if shaped_id(digits, sizes, seps):
+                return [(start, main_end, ID)]
+        if n > 12 and len(groups) > 1 and (sizes[0] == 4 or sizes[0] >= 12):  # a card's head
             gap = _card_head(t, start, main_end)
             if gap is not None:  # what follows: an expiry and a code, or a number of its own
                 after = _AFTER_CARD.match(t, gap, main_end)
                 rest = after.end() if after and after.end() > gap else gap
                 more = self._classify(t, rest + 1, main_end, end) if rest + 1 < main_end else []
                 return [(start, rest, CARD), *more]
-        dialled = _DIAL_BEFORE.search(t, max(0, start - 12), start) is not None
-        if not dialled and kept_by_context(t, start, main_end, groups, seps):
+        flags = label_flags(t, start)
+        dialled = flags & DIAL
+        if not dialled and kept_by_context(t, start, main_end, groups, seps, flags):
             return []
         check = "X" if _ISBN_X.match(t, main_end) else ""
-        if product_labelled(t, start) and product_code(digits, sizes, True, check):
+        if flags & PRODUCT and product_code(digits, sizes, True, check):
             return []
-        bare = run.isdigit()
         if bare and bare_id(digits):
             return [(start, main_end, ID)]
         if product_code(digits, sizes, False, check):
             return []
         if bare and 11 <= n <= 15 and e164_valid(digits):
             return [(start, end, PHONE)]
-        if bare and not dialled and digits[0] != "0" and order_labelled(t, start):
+        if bare and not dialled and digits[0] != "0" and flags & ORDER:
             return []  # an order, invoice or other reference under its label
         if self.region is not None:
             spans = phone_matches(t[start:end], self.region)
@@ -384,9 +406,9 @@ def _emails(t: str) -> list[Hit]:
     return found
 
 
-def _ibans(t: str, taken: list[Hit]) -> list[Hit]:
+def _ibans(t: str, taken: list[Hit], pos: int) -> list[Hit]:
     found: list[Hit] = []
-    for m in _IBAN_RUN.finditer(t):
+    for m in _IBAN_RUN.finditer(t, pos):
         if _overlaps(m.start(), m.end(), taken):
             continue
         length = _iban_at(m.group(0).upper())
@@ -407,9 +429,9 @@ def _iban_at(run: str) -> int:
     return 0
 
 
-def _alnum_ids(t: str, taken: list[Hit]) -> list[Hit]:
+def _alnum_ids(t: str, taken: list[Hit], pos: int) -> list[Hit]:
     found: list[Hit] = []
-    for m in _ALNUM_ID.finditer(t):
+    for m in _ALNUM_ID.finditer(t, pos):
         if _overlaps(m.start(), m.end(), taken):
             continue
         kind = m.lastgroup or ""
