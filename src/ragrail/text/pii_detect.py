@@ -139,10 +139,12 @@ _LOCAL = re.compile(_LOCAL_CHAR)
 # C-speed gates on the folded text: a run of seven digits and separators (every kind but
 # e-mail has one, or is an id the next gate finds); an IBAN's or id's letters and digits
 _NUMBERISH = re.compile(r"[0-9][0-9 ().\-/+]{5,}[0-9]")
-_ALNUM_HINT = re.compile(
-    r"[0-9](?:(?<=[A-Za-z]{2}[0-9])[0-9]|(?<=[A-Za-z]{2} [0-9])[0-9] ?[0-9]{2} ?[0-9]{2} ?[A-Da-d]"
-    r"|[0-9]{5}[0-9][ -]?[A-Z]"
-    r"|(?<![0-9][0-9])(?<=[0-3])[0-9][01][0-9]{3}[-+A-FU-Y][0-9]{3}[0-9A-Y](?![0-9A-Za-z]))"
+_ALNUM_HINT = re.compile(  # each branch opens with a one-character test most digits fail
+    r"[0-9](?:(?<=[A-Za-z][0-9])(?:(?<=(?<![A-Za-z0-9])[A-Za-z]{2}[0-9])|(?<=[A-Za-z]{5}[0-9]))"
+    r"[0-9]"  # IBAN, NINO; codice fiscale, PAN
+    r"|(?<=[A-Za-z] [0-9])(?<=(?<![A-Za-z0-9])[A-Za-z]{2} [0-9])[0-9] ?[0-9]{2} ?[0-9]{2} ?[A-Da-d]"
+    r"|(?<![0-9][0-9])(?:[0-9]{5,16}[ -]?[A-Za-z](?![A-Za-z0-9])"  # DNI, NIE, CN resident id
+    r"|(?<=[0-3])[0-9][01][0-9]{3}[-+A-FU-Y][0-9]{3}[0-9A-Y](?![0-9A-Za-z])))"  # HETU
 )
 # A number as written: groups of digits (one may be in brackets) joined by at most one
 # space, dot, dash or slash, a country code in front, an extension behind. Possessive:
@@ -162,6 +164,7 @@ _ALNUM_ID = re.compile(
     r"(?P<hetu>[0-3]\d[01]\d\d\d[-+A-FU-Y]\d{3}[0-9A-FHJ-NPR-Y])"
     r")(?![A-Za-z0-9])"
 )
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _ID_MODULES = {"dni": "es.dni", "nie": "es.nie", "cf": "it.codicefiscale", "pan": "in_.pan",
                "ric": "cn.ric", "hetu": "fi.hetu"}  # fmt: skip
 _NINO_NOT = ("BG", "GB", "NK", "KN", "TN", "NT", "ZZ")
@@ -244,6 +247,8 @@ class Detector:
         """Spans of personal data in ``text``, in order, none overlapping. A URL's escapes
         are read decoded ("028%209018%200950"), a hit covering the escapes it spans."""
         t = fold(text)
+        if len(t) == 36 and _UUID.fullmatch(t):  # a conversation's or passage's id, often
+            return []
         if "%" in t or ("+" in t and "=" in t):
             view = url_view(t)
             if view is not None:  # e-mails as written: a form's "+" is part of one
