@@ -33,13 +33,14 @@ Redactor = Callable[[str], str]
 _INGEST = Detector(any_national=True)
 
 
-def _replace(text: str, detector: Detector, kinds: Iterable[str] | None = None) -> str:
-    hits = detector.find(text)
-    if kinds is not None:
-        wanted = set(kinds)
-        hits = [h for h in hits if h[2] in wanted]
-    if not hits:
-        return text
+def _replace(text: str, detector: Detector, kinds: Iterable[str]) -> str:
+    wanted = set(kinds)
+    hits = [h for h in detector.find(text) if h[2] in wanted]
+    return _join(text, hits) if hits else text
+
+
+def _join(text: str, hits: list[tuple[int, int, str]]) -> str:
+    """``text`` with each hit's span replaced by its kind's tag."""
     out: list[str] = []
     last = 0
     for start, end, kind in hits:
@@ -75,19 +76,21 @@ def make_redactor(
     """
     extra = [re.compile(p) for p in patterns]
     detector = _INGEST if region is None and not ip else Detector(region, any_national=True, ip=ip)
+    find = detector.find
     memo: dict[str, str] = {}
-
-    def scrub(text: str) -> str:
-        for pattern in extra:
-            text = pattern.sub(OTHER, text)
-        return _replace(text, detector)
 
     def redact(text: str) -> str:
         done = memo.get(text)
         if done is None:
             if len(memo) >= MEMO_SIZE:
                 memo.clear()
-            done = memo[text] = scrub(text)
+            done = text
+            for pattern in extra:
+                done = pattern.sub(OTHER, done)
+            hits = find(done)
+            if hits:
+                done = _join(done, hits)
+            memo[text] = done
         return done
 
     return redact

@@ -98,6 +98,27 @@ _UNIT_AFTER = re.compile(
     r"dias?|anos?|dagen|uur|seconden|minuten|jaar)"
     rf"{_LATIN_WORD_END}|[%‰]|(?:秒|分|時間|日|件|回|個|人|次|天|小时|年|초|분|시간|일|명|건|개|번))",
 )
+_NEXT_WORD = re.compile(r"\s?(?:[^\W\d_]+|[^\w\s])")
+_AFTER_MEMO: dict[str, bool] = {}
+
+
+def _unit_or_currency_after(text: str, end: int) -> bool:
+    """Whether a currency or a unit follows the number ending at ``end``. The answer
+    is a function of the next word (and one character past it), remembered by it: a log
+    follows its numbers with the same few words."""
+    m = _NEXT_WORD.match(text, end)
+    if m is None:
+        return False
+    key = text[end : min(m.end(), end + 16) + 1]
+    known = _AFTER_MEMO.get(key)
+    if known is None:
+        known = bool(_CURRENCY_AFTER.match(key) or _UNIT_AFTER.match(key))
+        if len(_AFTER_MEMO) >= 20_000:
+            _AFTER_MEMO.clear()
+        _AFTER_MEMO[key] = known
+    return known
+
+
 _VERSION_WORDS = frozenset(
     "v ver version versión versão versione build release firmware kernel windows macos ios "
     "ipados android chrome firefox safari edge python node java bios patch rev revision sdk "
@@ -169,7 +190,10 @@ def kept_by_context(
     ``flags``: what the words before it say (:func:`label_flags`). IP addresses are
     decided by the caller (kept or redacted by an option)."""
     run = text[start:end]
-    if date_shaped(groups, seps) or amount_shaped(groups, seps) or years_listed(groups):
+    if len(groups) == 1:  # bare digits: a compact date or none of the shapes below
+        if len(run) in (8, 12, 14) and date_shaped(groups, seps):
+            return True
+    elif date_shaped(groups, seps) or amount_shaped(groups, seps) or years_listed(groups):
         return True
     if len(groups) > 1 and len(groups[0]) == 8 and date_shaped(groups[:1], set()):
         return True  # 20240115-001: a reference that starts with its date
@@ -178,9 +202,9 @@ def kept_by_context(
     if flags & VERSION or (seps == {"."} and version_shaped(run)):
         return True
     # a currency code or sign is at most four characters and a space before the number
-    if _CURRENCY_BEFORE.search(text, max(0, start - 6), start) or _CURRENCY_AFTER.match(text, end):
+    if _CURRENCY_BEFORE.search(text, max(0, start - 6), start):
         return True
-    if _UNIT_AFTER.match(text, end):
+    if _unit_or_currency_after(text, end):
         return True
     if len(groups) == 2 and seps == {"-"}:
         before = text[max(0, start - 40) : start]
