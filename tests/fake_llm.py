@@ -40,6 +40,10 @@ class Reply:
     # choices: []); None for a proper reply carrying ``text``.
     shape: str | None = None
     usage: bool = True  # False: the reply has no usage counts (as some servers do)
+    # Of the input tokens, those read from / written to a prompt cache: Anthropic reports
+    # them beside input_tokens, OpenAI inside prompt_tokens (cached_tokens, reads only).
+    cache_read: int = 0
+    cache_write: int = 0
 
 
 @dataclass
@@ -249,7 +253,7 @@ def _handler_for(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 if reply.output_tokens is not None
                 else max(1, len(reply.text) // 4)
             )
-            payload = _ok_body(api, body.get("model", ""), reply.text, n_in, n_out)
+            payload = ok_body(api, body.get("model", ""), reply, n_in, n_out)
             _reshape(api, payload, reply.shape)
             if reply.usage:
                 req.reported = (n_in, n_out)
@@ -283,8 +287,15 @@ def _handler_for(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _ok_body(api: str, model: str, text: str, n_in: int, n_out: int) -> dict[str, Any]:
+def ok_body(api: str, model: str, reply: Reply, n_in: int, n_out: int) -> dict[str, Any]:
+    """A proper reply of ``n_in`` prompt tokens (cached ones included) and ``n_out``."""
+    text = reply.text
     if api == "anthropic":
+        usage: dict[str, Any] = {"input_tokens": n_in - reply.cache_read - reply.cache_write}
+        usage["output_tokens"] = n_out
+        if reply.cache_read or reply.cache_write:
+            usage["cache_read_input_tokens"] = reply.cache_read
+            usage["cache_creation_input_tokens"] = reply.cache_write
         return {
             "id": "msg_fake",
             "type": "message",
@@ -293,8 +304,12 @@ def _ok_body(api: str, model: str, text: str, n_in: int, n_out: int) -> dict[str
             "content": [{"type": "text", "text": text}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": n_in, "output_tokens": n_out},
+            "usage": usage,
         }
+    tokens: dict[str, Any] = {"prompt_tokens": n_in, "completion_tokens": n_out}
+    tokens["total_tokens"] = n_in + n_out
+    if reply.cache_read:
+        tokens["prompt_tokens_details"] = {"cached_tokens": reply.cache_read}
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -303,7 +318,7 @@ def _ok_body(api: str, model: str, text: str, n_in: int, n_out: int) -> dict[str
         "choices": [
             {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
         ],
-        "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
+        "usage": tokens,
     }
 
 

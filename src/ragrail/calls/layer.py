@@ -25,9 +25,9 @@ from typing import Any, TypeVar
 
 from ragrail.calls.cache import ResponseCache, cache_key
 from ragrail.calls.limiter import Limiter, RateLimiter, estimate_tokens
-from ragrail.calls.prices import Price, cost_usd
+from ragrail.calls.prices import Price
 from ragrail.calls.providers import Followup, Provider
-from ragrail.records.results import Usage
+from ragrail.calls.usage import CallResult, UsageTotals, call_cost, cache_row, cached_result
 
 T = TypeVar("T")
 
@@ -104,92 +104,6 @@ class CallRequest:
     history: tuple[tuple[str, str], ...] | None = None
 
 
-@dataclass
-class CallResult:
-    text: str | None
-    error: str | None = None
-    input_tokens: int | None = 0  # None: a reply came without usage counts (unknown)
-    output_tokens: int | None = 0
-    cost_usd: float | None = None
-    cached: bool = False
-    attempts: int = 0
-    latency_ms: float = 0.0
-
-
-@dataclass
-class UsageTotals:
-    """What a batch of calls cost. ``calls`` counts requests sent to the API, failed
-    ones and retries included; tokens and cost are the API's own counts."""
-
-    calls: int = 0
-    cached: int = 0
-    errors: int = 0
-    retries: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    cached_cost_usd: float = 0.0  # what the cached replies cost when they were made
-    priced: bool = True  # False once a call had no price: the cost is unknown
-    unreported: int = 0  # replies that came without usage counts: tokens unknown
-    cached_unreported: int = 0
-
-    def add(self, r: CallResult) -> None:
-        if r.error is not None:
-            self.errors += 1
-        self.retries += max(r.attempts - 1, 0)
-        known = r.input_tokens is not None and r.output_tokens is not None
-        if r.cached:
-            self.cached += 1
-            if known:
-                self.cached_cost_usd += r.cost_usd or 0.0
-            else:
-                self.cached_unreported += 1
-        else:
-            self.calls += r.attempts
-            if known:
-                self.input_tokens += r.input_tokens or 0
-                self.output_tokens += r.output_tokens or 0
-                self.cost_usd += r.cost_usd or 0.0
-            else:
-                self.unreported += 1
-        if known and r.cost_usd is None:
-            self.priced = False  # failed calls too: an unpriced model's cost is never $0
-
-    def absorb(self, other: UsageTotals) -> None:
-        """Add another batch's totals (the judge sums its claims and rubric layers)."""
-        for name in (
-            "calls",
-            "cached",
-            "errors",
-            "retries",
-            "input_tokens",
-            "output_tokens",
-            "cost_usd",
-            "cached_cost_usd",
-            "unreported",
-            "cached_unreported",
-        ):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.priced = self.priced and other.priced
-
-    def summary(self) -> Usage:
-        """The serialisable form; tokens and costs are None (unknown) when a server did
-        not report usage or a model had no price: never shown as 0 or $0."""
-        known = self.unreported == 0
-        return Usage(
-            calls=self.calls,
-            cached=self.cached,
-            errors=self.errors,
-            retries=self.retries,
-            input_tokens=self.input_tokens if known else None,
-            output_tokens=self.output_tokens if known else None,
-            cost_usd=self.cost_usd if self.priced and known else None,
-            cached_cost_usd=(
-                self.cached_cost_usd if self.priced and not self.cached_unreported else None
-            ),
-        )
-
-
 ProgressFn = Callable[[CallResult, UsageTotals], None]
 
 
@@ -250,30 +164,13 @@ class CallLayer:
             elif self.validate is not None and self.validate(text):
                 hit = None  # cached under an older schema: ask again
             if hit is not None:
-                n_in, n_out = _count(hit.get("input_tokens")), _count(hit.get("output_tokens"))
-                result = CallResult(
-                    text=hit["text"],
-                    input_tokens=n_in,
-                    output_tokens=n_out,
-                    cost_usd=_cost(self.price, n_in, n_out),
-                    cached=True,
-                    attempts=0,
-                )
+                result = cached_result(hit, self.price)
                 self._done(result)
                 return result
         async with sem:
             result = await self._call(req)
         if result.error is None and self.cache is not None:
-            self.cache.put(
-                key,
-                self.provider.name,
-                self.provider.model,
-                {
-                    "text": result.text,
-                    "input_tokens": result.input_tokens,
-                    "output_tokens": result.output_tokens,
-                },
-            )
+            self.cache.put(key, self.provider.name, self.provider.model, cache_row(result))
         self._done(result)
         return result
 
@@ -305,6 +202,7 @@ class CallLayer:
                 raise
             except Exception as exc:  # classified below; anything unknown is not retried
                 failure = self.provider.classify(exc)
+                spent.requests += failure.requests
                 spent.add_failed(failure.input_tokens, failure.output_tokens)
                 if self.limiter is not None:
                     self.limiter.settle(estimate, failure.input_tokens, failure.output_tokens)
@@ -319,6 +217,9 @@ class CallLayer:
                     )
                 await self.sleep(self.backoff(attempt, failure.retry_after))
                 continue
+            spent.requests += done.requests
+            spent.cache_read += done.cache_read
+            spent.cache_write += done.cache_write
             spent.add_reply(done.input_tokens, done.output_tokens)
             if self.limiter is not None:
                 self.limiter.settle(estimate, done.input_tokens, done.output_tokens)
@@ -343,9 +244,18 @@ class CallLayer:
             error=self.provider.redact(error),
             input_tokens=spent.input_tokens,
             output_tokens=spent.output_tokens,
-            cost_usd=_cost(self.price, spent.input_tokens, spent.output_tokens),
+            cost_usd=call_cost(
+                self.price,
+                spent.input_tokens,
+                spent.output_tokens,
+                spent.cache_read,
+                spent.cache_write,
+            ),
             attempts=attempts,
             latency_ms=(time.perf_counter() - started) * 1000,
+            cache_read_tokens=spent.cache_read,
+            cache_write_tokens=spent.cache_write,
+            requests=spent.requests if spent.requests > attempts else 0,
         )
 
     def backoff(self, attempt: int, retry_after: float | None) -> float:
@@ -387,6 +297,9 @@ class _Spent:
 
     input_tokens: int | None = 0
     output_tokens: int | None = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    requests: int = 0
 
     def add_reply(self, n_in: int | None, n_out: int | None) -> None:
         # A reply the model produced but did not count: what it cost is unknown.
@@ -414,17 +327,3 @@ def _estimate(req: CallRequest, followup: Followup | None, max_tokens: int) -> i
     if followup is not None:
         messages += [followup.previous, followup.correction]
     return estimate_tokens(messages, max_tokens)
-
-
-def _count(value: Any) -> int | None:
-    """A token count read back from the cache; None (unknown) unless a whole number >= 0."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return None
-
-
-def _cost(price: Price | None, n_in: int | None, n_out: int | None) -> float | None:
-    """The cost of known token counts; None when a count or the price is unknown."""
-    if n_in is None or n_out is None:
-        return None
-    return cost_usd(price, n_in, n_out)

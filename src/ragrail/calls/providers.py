@@ -10,6 +10,7 @@ client; they are never stored on the provider, in results or in the cache.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -28,6 +29,10 @@ class Completion:
     text: str
     input_tokens: int | None  # None: the server did not report usage (unknown, not 0)
     output_tokens: int | None
+    # of input_tokens, those read from / written to the provider's prompt cache
+    cache_read: int = 0
+    cache_write: int = 0
+    requests: int = 1  # requests this reply took (2: a JSON-mode ask refused with HTTP 400)
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,7 @@ class Failure:
     retry_after: float | None = None
     input_tokens: int | None = None  # what a failed reply cost, when the server said
     output_tokens: int | None = None
+    requests: int = 1  # requests the failed attempt sent (2 after a refused JSON-mode ask)
 
 
 class ReplyError(Exception):
@@ -130,6 +136,11 @@ class Provider:
 
     def classify(self, exc: BaseException) -> Failure:
         """Map an SDK exception to a Failure; both SDKs share the same error shapes."""
+        sent = 1 + int(getattr(exc, "ragrail_refused_json_mode", 0))
+        failure = self._classify(exc)
+        return failure if sent == 1 else dataclasses.replace(failure, requests=sent)
+
+    def _classify(self, exc: BaseException) -> Failure:
         if isinstance(exc, ReplyError):
             return Failure(str(exc), True, None, exc.input_tokens, exc.output_tokens)
         status = getattr(exc, "status_code", None)
@@ -229,11 +240,39 @@ def _tokens(usage: Any, name: str) -> int | None:
     return value if ok else None
 
 
-def _completion(text: str, n_in: int | None, n_out: int | None) -> Completion:
+def _completion(
+    text: str, n_in: int | None, n_out: int | None, read: int = 0, write: int = 0
+) -> Completion:
     """A reply's text (lone surrogates made U+FFFD: no file could hold them) and usage."""
     from ragrail.jsonio import scrub_surrogates
 
-    return Completion(scrub_surrogates(text), n_in, n_out)
+    return Completion(scrub_surrogates(text), n_in, n_out, read, write)
+
+
+def anthropic_usage(usage: Any) -> tuple[int | None, int | None, int, int]:
+    """(input, output, cache read, cache write) from a Messages reply's usage. Anthropic
+    counts cache reads and writes apart from ``input_tokens``: they are added in, so
+    ``input`` is the whole prompt as with OpenAI, and each part is priced apart."""
+    n_in, n_out = _tokens(usage, "input_tokens"), _tokens(usage, "output_tokens")
+    read = _tokens(usage, "cache_read_input_tokens") or 0
+    write = _tokens(usage, "cache_creation_input_tokens") or 0
+    if n_in is not None:
+        n_in += read + write
+    return n_in, n_out, read, write
+
+
+def openai_usage(usage: Any) -> tuple[int | None, int | None, int]:
+    """(input, output, cached input) from a Chat Completions reply's usage: the cached
+    tokens (``prompt_tokens_details.cached_tokens``) are part of ``prompt_tokens``."""
+    n_in, n_out = _tokens(usage, "prompt_tokens"), _tokens(usage, "completion_tokens")
+    details = getattr(usage, "prompt_tokens_details", None) if usage is not None else None
+    if isinstance(details, dict):
+        cached = details.get("cached_tokens")
+        cached = cached if isinstance(cached, int) and not isinstance(cached, bool) else None
+    else:
+        cached = _tokens(details, "cached_tokens")
+    cached = cached or 0
+    return n_in, n_out, min(cached, n_in) if n_in is not None else 0
 
 
 def _api_key(provider: str, setting: str = "") -> str:
@@ -312,17 +351,21 @@ class AnthropicProvider(Provider):
             messages=_messages(prompt, followup, history),
             **kwargs,
         )
-        if isinstance(msg, str):  # the SDK hands back a body it could not read as JSON
-            raise not_json_reply(msg)
-        usage = getattr(msg, "usage", None)
-        n_in, n_out = _tokens(usage, "input_tokens"), _tokens(usage, "output_tokens")
-        blocks = getattr(msg, "content", None)
-        if not isinstance(blocks, list):
-            blocks = []
-        text = "".join(t for t in (getattr(b, "text", None) for b in blocks) if isinstance(t, str))
-        if not text.strip():
-            raise ReplyError(EMPTY_REPLY, n_in, n_out)
-        return _completion(text, n_in, n_out)
+        return anthropic_completion(msg)
+
+
+def anthropic_completion(msg: Any) -> Completion:
+    """Text and usage from a Messages reply; a reply with no text is a failed call."""
+    if isinstance(msg, str):  # the SDK hands back a body it could not read as JSON
+        raise not_json_reply(msg)
+    n_in, n_out, read, write = anthropic_usage(getattr(msg, "usage", None))
+    blocks = getattr(msg, "content", None)
+    if not isinstance(blocks, list):
+        blocks = []
+    text = "".join(t for t in (getattr(b, "text", None) for b in blocks) if isinstance(t, str))
+    if not text.strip():
+        raise ReplyError(EMPTY_REPLY, n_in, n_out)
+    return _completion(text, n_in, n_out, read, write)
 
 
 class OpenAIProvider(Provider):
@@ -366,24 +409,33 @@ class OpenAIProvider(Provider):
                     response_format={"type": "json_object"},
                     **kwargs,
                 )
-                return _openai_completion(resp)
+                return openai_completion(resp)
             except Exception as exc:
                 if getattr(exc, "status_code", None) not in (400, 422):
                     raise
                 # This server does not take response_format: ask without it from now on.
                 self.json_mode_ok = False
+            # The refused request was sent too: it is counted as one (README: calls
+            # counts requests sent), on the reply or on the failure of the second ask.
+            try:
+                resp = await self.client.chat.completions.create(
+                    model=self.model, max_tokens=max_tokens, messages=messages, **kwargs
+                )
+                return dataclasses.replace(openai_completion(resp), requests=2)
+            except Exception as exc:
+                exc.ragrail_refused_json_mode = 1  # type: ignore[attr-defined]
+                raise
         resp = await self.client.chat.completions.create(
             model=self.model, max_tokens=max_tokens, messages=messages, **kwargs
         )
-        return _openai_completion(resp)
+        return openai_completion(resp)
 
 
-def _openai_completion(resp: Any) -> Completion:
+def openai_completion(resp: Any) -> Completion:
     """Text and usage from a Chat Completions reply; a reply with no text is a failed call."""
     if isinstance(resp, str):  # the SDK hands back a body it could not read as JSON
         raise not_json_reply(resp)
-    usage = getattr(resp, "usage", None)
-    n_in, n_out = _tokens(usage, "prompt_tokens"), _tokens(usage, "completion_tokens")
+    n_in, n_out, read = openai_usage(getattr(resp, "usage", None))
     choices = getattr(resp, "choices", None)
     if not isinstance(choices, list) or not choices:
         raise ReplyError(EMPTY_REPLY, n_in, n_out)
@@ -396,7 +448,7 @@ def _openai_completion(resp: Any) -> Completion:
         )
     if not isinstance(content, str) or not content.strip():
         raise ReplyError(EMPTY_REPLY, n_in, n_out)
-    return _completion(content, n_in, n_out)
+    return _completion(content, n_in, n_out, read)
 
 
 def make_provider(
