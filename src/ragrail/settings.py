@@ -293,7 +293,8 @@ def refuse_pipeline_flags(o: Overrides, kind: str) -> None:
             "dry_run",
             "rerun_failures",
         )
-        if getattr(o, name)
+        # an outputs file's answers are known: a dry run counts the judge's calls on them
+        if getattr(o, name) and not (name == "dry_run" and kind == "outputs")
     ]
     if o.repeats and o.repeats > 1 and kind == "outputs":
         ignored.append(FLAGS["repeats"].flag)

@@ -284,6 +284,8 @@ def dry_run_plan(prepared: Prepared) -> DryRun:
 
     p, s = prepared, prepared.settings
     spec, judge = s.answerer, s.judge
+    if p.system is not None or p.project.config.system.kind != "pipeline":
+        return _dry_run_own_system(p)
     if not spec.uses_model and judge is None:
         raise InputError("--dry-run needs a model answerer (--claude or --answerer) or a judge")
     cases = p.golden.cases
@@ -308,6 +310,36 @@ def dry_run_plan(prepared: Prepared) -> DryRun:
         )
     skipped = sum(1 for t in traces if t.prompt is None)
     return DryRun(plan, len(cases), skipped, judge_plan)
+
+
+def _dry_run_own_system(p: Prepared) -> DryRun:
+    """A dry run of a system that needs no calling (an outputs file: written by hand or by
+    `ragrail import`): its answers are read, and the judge's very prompts counted."""
+    from ragrail.gcpause import paused_gc
+    from ragrail.judge import Prompts, plan_judge_run
+    from ragrail.run import evaluate_system
+    from ragrail.system.adapters import make_system
+
+    s, kind = p.settings, p.project.config.system.kind
+    if p.system is not None or kind != "outputs":
+        raise InputError(
+            f'--dry-run cannot count a [system] kind = "{kind}" run without calling it: its '
+            "answers are not known until it answers (an outputs file's are)"
+        )
+    judge = s.judge
+    if judge is None:
+        raise InputError(
+            "--dry-run on an outputs file needs a judge (--judge or [judge] provider): "
+            "nothing else is called"
+        )
+    with paused_gc():
+        system = make_system(s.system, p.project.root, None)
+    result = evaluate_system(p.project.config.name, p.golden, system, s.scoring, s.repeats)
+    folder = p.project.root / judge.prompts_dir if judge.prompts_dir else None
+    phrases = tuple(p.project.config.scoring.abstain_phrases)
+    plan = plan_judge_run(judge, Prompts.load(folder), result, prices(p.project), phrases)
+    skipped = sum(1 for c in result.cases if c.errored or c.trace.answer is None)
+    return DryRun(None, len(result.cases), skipped, plan)
 
 
 # ---------------------------------------------------------------- after the run

@@ -27,9 +27,7 @@ if TYPE_CHECKING:
 
     ReplyCheck = Callable[[str], str | None]  # a reply's problem, or None when it will do
     # a backend's calls made elsewhere: (prompts, check) -> (results in order, their usage)
-    RemoteCall = Callable[
-        [list[tuple[str, int]], ReplyCheck], tuple[list[CallResult], UsageTotals]
-    ]
+    RemoteCall = Callable[[list[tuple[str, int]], ReplyCheck], tuple[list[CallResult], UsageTotals]]
 
 
 @dataclass
@@ -116,40 +114,64 @@ class Judge:
     def judge_run(self, run: RunResult) -> None:
         """Judge every answered case of a run in place (claims and rubric), repeats included;
         a turn of a conversation with the turns before it (``judge.turns``)."""
-        from ragrail.judge.turns import run_histories
-        from ragrail.scoring.answers import DEFAULT_ABSTAIN_PHRASES, abstains
-
         cfg = self.config
-        cases = [c for c in run.cases if not c.errored and c.trace.answer is not None]
-        for c in cases:
+        jobs = judge_jobs(cfg, self.prompts, run, self.abstain_phrases)
+        for c in jobs.cases:
             c.judge = JudgeResult()
-        claim_jobs = [
-            c
-            for c in cases
-            if cfg.faithfulness
-            and c.sources
-            and not abstains(c.trace.answer or "", self.abstain_phrases or DEFAULT_ABSTAIN_PHRASES)
-        ]
-        said = run_histories(run.cases)
-        claim_prompts = [
-            (self.claims_prompt(c, said.get(c.id, ())), r)
-            for c in claim_jobs
-            for r in range(cfg.repeats)
-        ]
-        rubric_jobs = cases if cfg.criteria else []
-        rubric_prompts = [
-            (self.rubric_prompt(c, history=said.get(c.id, ())), r)
-            for c in rubric_jobs
-            for r in range(cfg.repeats)
-        ]
-        claim_results = self.call(claim_prompts, checker(ClaimsReply))
-        rubric_results = self.call(rubric_prompts, rubric_checker(cfg.criteria))
+        claim_results = self.call(jobs.claim_prompts, checker(ClaimsReply))
+        rubric_results = self.call(jobs.rubric_prompts, rubric_checker(cfg.criteria))
 
         n = cfg.repeats
-        for i, case in enumerate(claim_jobs):
+        for i, case in enumerate(jobs.claim_cases):
             apply_claims(case, claim_results[i * n : (i + 1) * n])
-        for i, case in enumerate(rubric_jobs):
+        for i, case in enumerate(jobs.rubric_cases):
             apply_rubric(case, cfg.criteria, rubric_results[i * n : (i + 1) * n])
+
+
+@dataclass
+class JudgeJobs:
+    """What a judge asks of a run: the cases it judges, and the prompts (with their repeat
+    index) of the claims and rubric calls, ``repeats`` per case in case order."""
+
+    cases: list[CaseResult]
+    claim_cases: list[CaseResult]
+    claim_prompts: list[tuple[str, int]]
+    rubric_cases: list[CaseResult]
+    rubric_prompts: list[tuple[str, int]]
+
+
+def judge_jobs(
+    cfg: JudgeConfig,
+    prompts: Prompts,
+    run: RunResult,
+    abstain_phrases: Sequence[str] | None = None,
+) -> JudgeJobs:
+    """The calls a judge makes on ``run``: every answered case gets the rubric (when there
+    is one), and its claims checked unless it abstains or has nothing to check against.
+    Sends nothing (the dry run counts these)."""
+    from ragrail.judge.turns import run_histories
+    from ragrail.scoring.answers import DEFAULT_ABSTAIN_PHRASES, abstains
+
+    phrases = tuple(abstain_phrases or DEFAULT_ABSTAIN_PHRASES)
+    cases = [c for c in run.cases if not c.errored and c.trace.answer is not None]
+    claim_cases = [
+        c
+        for c in cases
+        if cfg.faithfulness and c.sources and not abstains(c.trace.answer or "", phrases)
+    ]
+    said = run_histories(run.cases)
+    claim_prompts = [
+        (claims_prompt(prompts.claims, c, said.get(c.id, ())), r)
+        for c in claim_cases
+        for r in range(cfg.repeats)
+    ]
+    rubric_cases = cases if cfg.criteria else []
+    rubric_prompts = [
+        (rubric_prompt(prompts.rubric, c, cfg.criteria, None, said.get(c.id, ())), r)
+        for c in rubric_cases
+        for r in range(cfg.repeats)
+    ]
+    return JudgeJobs(cases, claim_cases, claim_prompts, rubric_cases, rubric_prompts)
 
 
 def build_judge(

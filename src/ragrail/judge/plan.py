@@ -59,7 +59,6 @@ def plan_judge(
     answerer's max_tokens); each re-ask adds the bad reply (the judge's
     max_tokens) and the correction.
     """
-    from ragrail.calls.layer import correction
     from ragrail.system.prompt import estimate_tokens
 
     filler = "x" * (4 * answer_tokens)
@@ -75,6 +74,31 @@ def plan_judge(
                 question=question, answer=filler, criteria=criteria_text(cfg.criteria)
             )
             sizes.extend([estimate_tokens(text)] * cfg.repeats)
+    return _plan(cfg, sizes, prices)
+
+
+def plan_judge_run(
+    cfg: JudgeConfig,
+    prompts: Prompts,
+    run: Any,
+    prices: dict[str, Any],
+    abstain_phrases: Sequence[str] | None = None,
+) -> JudgePlan:
+    """The judge calls on a run whose answers are known (an outputs file, imported
+    results): the very prompts the judge would send, estimated, sending nothing."""
+    from ragrail.judge.core import judge_jobs
+    from ragrail.system.prompt import estimate_tokens
+
+    jobs = judge_jobs(cfg, prompts, run, abstain_phrases)
+    sizes = [estimate_tokens(p) for p, _ in jobs.claim_prompts + jobs.rubric_prompts]
+    return _plan(cfg, sizes, prices)
+
+
+def _plan(cfg: JudgeConfig, sizes: list[int], prices: dict[str, Any]) -> JudgePlan:
+    """First asks of ``sizes`` tokens each, and the most their retries and re-asks add."""
+    from ragrail.calls.layer import correction
+    from ragrail.system.prompt import estimate_tokens
+
     reask = cfg.max_tokens + estimate_tokens(correction("x" * 200))
     attempts = 1 + cfg.max_retries
     return JudgePlan(
