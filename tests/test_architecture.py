@@ -236,7 +236,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
             "ragrail.backends",
         ),
     ),
-    ("reports", ("ragrail.reports",)),
+    ("reports and the labelling page", ("ragrail.reports", "ragrail.label")),
     ("the application layer", ("ragrail.app",)),
     ("the faces", ("ragrail", "ragrail.api", "ragrail.pytest_plugin", "ragrail.cli", "ragrail.__main__")),
 ]

@@ -62,6 +62,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "judge_group",
         "Check the LLM judge: validate it against human labels, compare two runs pairwise.",
     ),
+    "label": (
+        "ragrail.cli.label",
+        "label",
+        "Label in the browser: validate the judge, or make golden cases.",
+    ),
     "lint": ("ragrail.cli.project", "lint", "Check the golden set's labels against the documents."),
     "logs": (
         "ragrail.cli.logs",
