@@ -10,6 +10,13 @@ Nth request received (1-based), whatever its prompt; ``slots`` makes a server
 that works on that many requests at once (the rest wait, as on a one-GPU box).
 The server records every request, the usage it reported for each, and the peak
 number of requests it had in hand at once.
+
+Both batch APIs are served too: Anthropic's Message Batches (create, retrieve,
+results) and OpenAI's Batch API (files upload, batches create and retrieve, output
+and error files). Each item is answered by the same script as a direct request (and
+recorded in ``batched``, not ``received``); ``polls_to_end`` retrieves see a batch
+in progress before it ends; ``expire(req)`` makes an item expire;
+``batch_faults`` replaces the Nth batch API request (1-based) with an HTTP status.
 """
 
 from __future__ import annotations
@@ -117,6 +124,9 @@ class FakeLLM:
         latency: float = 0.0,
         faults: dict[int, Reply] | None = None,
         slots: int | None = None,
+        polls_to_end: int = 0,
+        expire: Callable[[Received], bool] | None = None,
+        batch_faults: dict[int, int] | None = None,
     ) -> None:
         self.script = script
         self.latency = latency
@@ -128,6 +138,13 @@ class FakeLLM:
         self._plays: dict[str, int] = {}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
+        self.polls_to_end = polls_to_end
+        self.expire = expire
+        self.batch_faults = batch_faults or {}
+        self.batched: list[Received] = []  # batch items answered
+        self.batch_ops: list[str] = []  # batch API requests: "POST /v1/batches", ...
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, bytes] = {}
 
     # -- lifecycle
     def __enter__(self) -> FakeLLM:
@@ -202,9 +219,32 @@ def _handler_for(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             # algorithm meets the client's delayed ACK and adds ~40 ms per reply.
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
+        def do_GET(self) -> None:
+            self._batch_api("GET", b"")
+
+        def _batch_api(self, method: str, data: bytes) -> None:
+            path = self.path.split("?")[0]
+            with fake._lock:
+                fake.batch_ops.append(f"{method} {path}")
+                status = fake.batch_faults.get(len(fake.batch_ops))
+            if status is not None:
+                self._send(status, _error_body("anthropic", status))
+                return
+            answer = _batch_route(fake, method, path, data, self.headers)
+            if answer is None:
+                self._send(404, {"error": {"message": f"no route {method} {path}"}})
+            elif isinstance(answer, bytes):
+                self._send_bytes(200, answer, {}, "application/octet-stream")
+            else:
+                self._send(200, answer)
+
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", 0))
-            body = json.loads(self.rfile.read(length) or b"{}")
+            data = self.rfile.read(length)
+            if "/batches" in self.path or self.path.split("?")[0].endswith("/v1/files"):
+                self._batch_api("POST", data)
+                return
+            body = json.loads(data or b"{}")
             if self.path.endswith("/v1/messages"):
                 api = "anthropic"
             elif self.path.endswith("/chat/completions"):
@@ -285,6 +325,182 @@ def _handler_for(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 pass  # the client gave up (a scripted timeout): nothing to answer
 
     return Handler
+
+
+def _batch_route(
+    fake: FakeLLM, method: str, path: str, data: bytes, headers: Any
+) -> dict[str, Any] | bytes | None:
+    """The answer of a batch API request: a JSON object, file bytes, or None (no route)."""
+    parts = path.strip("/").split("/")
+    if method == "POST" and parts == ["v1", "messages", "batches"]:
+        requests = json.loads(data)["requests"]
+        items = [(r["custom_id"], r["params"]) for r in requests]
+        return _anthropic_batch(fake, _new_batch(fake, "anthropic", items, "msgbatch_"))
+    if parts[:3] == ["v1", "messages", "batches"] and len(parts) == 4 and method == "GET":
+        return _anthropic_batch(fake, _poll(fake, parts[3]))
+    if parts[:3] == ["v1", "messages", "batches"] and parts[4:] == ["results"]:
+        batch = fake.batches[parts[3]]
+        return "".join(json.dumps(_anthropic_item(i)) + "\n" for i in batch["items"]).encode()
+    if method == "POST" and parts == ["v1", "files"]:
+        import email.parser
+
+        head = f"Content-Type: {headers.get('content-type')}\r\n\r\n".encode()
+        msg = email.parser.BytesParser().parsebytes(head + data)
+        content = next(
+            p.get_payload(decode=True)
+            for p in msg.get_payload()
+            if p.get_param("name", header="content-disposition") == "file"
+        )
+        file_id = f"file-{len(fake.files) + 1}"
+        fake.files[file_id] = content
+        return _file(file_id, content)
+    if method == "POST" and parts == ["v1", "batches"]:
+        body = json.loads(data)
+        lines = fake.files[body["input_file_id"]].decode().splitlines()
+        items = [(r["custom_id"], r["body"]) for r in map(json.loads, lines)]
+        batch = _new_batch(fake, "openai", items, "batch_")
+        batch["input_file_id"] = body["input_file_id"]
+        return _openai_batch(fake, batch)
+    if parts[:2] == ["v1", "batches"] and len(parts) == 3 and method == "GET":
+        return _openai_batch(fake, _poll(fake, parts[2]))
+    if parts[:2] == ["v1", "files"] and parts[3:] == ["content"]:
+        return fake.files[parts[2]]
+    return None
+
+
+def _new_batch(
+    fake: FakeLLM, api: str, items: list[tuple[str, dict[str, Any]]], prefix: str
+) -> dict[str, Any]:
+    """A batch whose items are answered now, by the script, as direct requests would be."""
+    done = []
+    for custom_id, params in items:
+        req = Received(api, "batch", {}, params)
+        if fake.expire is not None and fake.expire(req):
+            done.append({"custom_id": custom_id, "api": api, "expired": True})
+            continue
+        reply = fake.reply_for(req)
+        item: dict[str, Any] = {"custom_id": custom_id, "api": api, "status": reply.status}
+        if reply.status == 200:
+            n_in = reply.input_tokens if reply.input_tokens is not None else len(req.prompt) // 4
+            n_out = reply.output_tokens if reply.output_tokens is not None else len(reply.text) // 4
+            item["body"] = ok_body(api, params.get("model", ""), reply, n_in, max(1, n_out))
+            _reshape(api, item["body"], reply.shape)
+            req.reported = (n_in, max(1, n_out))
+        done.append(item)
+        with fake._lock:
+            fake.batched.append(req)
+    with fake._lock:
+        batch_id = f"{prefix}{len(fake.batches) + 1}"
+        fake.batches[batch_id] = {"id": batch_id, "items": done, "polls": 0, "api": api}
+    return fake.batches[batch_id]
+
+
+def _poll(fake: FakeLLM, batch_id: str) -> dict[str, Any]:
+    batch = fake.batches[batch_id]
+    with fake._lock:
+        batch["polls"] += 1
+    return batch
+
+
+def _ended(fake: FakeLLM, batch: dict[str, Any]) -> bool:
+    return bool(batch["polls"] > fake.polls_to_end)
+
+
+def _anthropic_batch(fake: FakeLLM, batch: dict[str, Any]) -> dict[str, Any]:
+    ended, items = _ended(fake, batch), batch["items"]
+    counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+    for i in items:
+        kind = _anthropic_item(i)["result"]["type"]
+        counts[kind if ended else "processing"] += 1
+    return {
+        "id": batch["id"],
+        "type": "message_batch",
+        "processing_status": "ended" if ended else "in_progress",
+        "request_counts": counts,
+        "created_at": "2026-01-01T00:00:00Z",
+        "expires_at": "2026-01-02T00:00:00Z",
+        "ended_at": "2026-01-01T00:10:00Z" if ended else None,
+        "archived_at": None,
+        "cancel_initiated_at": None,
+        "results_url": f"{fake.url}/v1/messages/batches/{batch['id']}/results" if ended else None,
+    }
+
+
+def _anthropic_item(item: dict[str, Any]) -> dict[str, Any]:
+    if item.get("expired"):
+        return {"custom_id": item["custom_id"], "result": {"type": "expired"}}
+    if item["status"] != 200:
+        error = _error_body("anthropic", item["status"])
+        return {"custom_id": item["custom_id"], "result": {"type": "errored", "error": error}}
+    return {
+        "custom_id": item["custom_id"],
+        "result": {"type": "succeeded", "message": item["body"]},
+    }
+
+
+def _openai_batch(fake: FakeLLM, batch: dict[str, Any]) -> dict[str, Any]:
+    ended, items = _ended(fake, batch), batch["items"]
+    good = [i for i in items if not i.get("expired") and i["status"] == 200]
+    bad = [i for i in items if i not in good]
+    out_id = err_id = None
+    if ended and "output" not in batch:
+        batch["output"] = batch["id"] + "-out"
+        fake.files[batch["output"]] = "".join(
+            json.dumps(
+                {
+                    "id": f"req-{n}",
+                    "custom_id": i["custom_id"],
+                    "response": {"status_code": 200, "request_id": "r", "body": i["body"]},
+                    "error": None,
+                }
+            )
+            + "\n"
+            for n, i in enumerate(good)
+        ).encode()
+        if bad:
+            batch["errors"] = batch["id"] + "-err"
+            fake.files[batch["errors"]] = "".join(
+                json.dumps(_openai_error_line(i)) + "\n" for i in bad
+            ).encode()
+    if ended:
+        out_id, err_id = batch.get("output") if good else None, batch.get("errors")
+    return {
+        "id": batch["id"],
+        "object": "batch",
+        "endpoint": "/v1/chat/completions",
+        "errors": None,
+        "input_file_id": batch.get("input_file_id", ""),
+        "completion_window": "24h",
+        "status": "completed" if ended else "in_progress",
+        "output_file_id": out_id,
+        "error_file_id": err_id,
+        "created_at": 0,
+        "request_counts": {
+            "total": len(items),
+            "completed": len(good) if ended else 0,
+            "failed": len(bad) if ended else 0,
+        },
+    }
+
+
+def _openai_error_line(item: dict[str, Any]) -> dict[str, Any]:
+    if item.get("expired"):
+        error = {"code": "batch_expired", "message": "expired before it ran"}
+        return {"id": "req-x", "custom_id": item["custom_id"], "response": None, "error": error}
+    response = {"status_code": item["status"], "body": _error_body("openai", item["status"])}
+    return {"id": "req-x", "custom_id": item["custom_id"], "response": response, "error": None}
+
+
+def _file(file_id: str, content: bytes) -> dict[str, Any]:
+    return {
+        "id": file_id,
+        "object": "file",
+        "bytes": len(content),
+        "created_at": 0,
+        "filename": "batch.jsonl",
+        "purpose": "batch",
+        "status": "processed",
+    }
 
 
 def ok_body(api: str, model: str, reply: Reply, n_in: int, n_out: int) -> dict[str, Any]:

@@ -21,15 +21,17 @@ import time
 import warnings
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from ragrail.calls.cache import ResponseCache, cache_key
 from ragrail.calls.limiter import Limiter, RateLimiter, estimate_tokens
 from ragrail.calls.prices import Price
 from ragrail.calls.providers import Followup, Provider
-from ragrail.calls.usage import CallResult, UsageTotals, call_cost, cache_row, cached_result
+from ragrail.calls.usage import CallResult, UsageTotals, cache_row, cached_result, call_cost
 
 T = TypeVar("T")
+BATCHABLE = ("anthropic", "openai")  # providers with a batch API (calls.batch)
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
@@ -87,6 +89,9 @@ class CallSettings:
     retry_after_max: float = 60.0  # a server asking for longer than this is capped
     rpm: float | None = None  # requests per minute (calls.limiter); None: no limit
     tpm: float | None = None  # tokens per minute, estimated then reconciled; None: no limit
+    batch: bool = False  # send the calls as one provider batch (calls.batch), at its price
+    batch_poll: float = 5.0  # seconds before the first look at a batch, doubling ...
+    batch_poll_max: float = 60.0  # ... to this
 
     def params(self) -> dict[str, Any]:
         """The parameters that change a reply, and so belong in the cache key."""
@@ -124,6 +129,9 @@ class CallLayer:
     # None: one from settings.rpm / settings.tpm (if set); pass one to share it between
     # layers that call the same account (the judge's claim and rubric batches)
     limiter: Limiter | None = None
+    on_wait: Callable[[str], None] | None = None  # a batch's progress line (default: stderr)
+    state_dir: Path | None = None  # where a batch is remembered (default: beside the cache)
+    batch_state: Path | None = field(default=None, init=False, repr=False)
     _capped_warned: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -150,23 +158,49 @@ class CallLayer:
     async def _run_all(self, requests: Sequence[CallRequest]) -> list[CallResult]:
         sem = asyncio.Semaphore(max(1, self.settings.concurrency))
         try:
+            if self.settings.batch and self.provider.name in BATCHABLE and requests:
+                from ragrail.calls.batch import run_batch
+
+                return await run_batch(self, requests)
             return list(await asyncio.gather(*(self._one(r, sem) for r in requests)))
         finally:
             await self.provider.aclose()
 
+    def batch_dir(self) -> Path | None:
+        """Where batches are remembered: ``state_dir``, else ``batches/`` beside the cache;
+        None (no resuming) without either."""
+        if self.state_dir is not None:
+            return self.state_dir
+        path = getattr(self.cache, "path", None)
+        return path.parent / "batches" if isinstance(path, Path) else None
+
+    def from_cache(self, key: str) -> CallResult | None:
+        """The cached reply for ``key`` (counted when used: see ``done``), or None."""
+        if self.cache is None:
+            return None
+        hit = self.cache.get(key)
+        text = hit.get("text") if isinstance(hit, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            return None  # an empty reply cached before empty replies were failed calls
+        if self.validate is not None and self.validate(text):
+            return None  # cached under an older schema: ask again
+        assert hit is not None
+        return cached_result(hit, self.price)
+
+    async def call_direct(self, req: CallRequest, followup: Followup | None = None) -> CallResult:
+        """One call made directly, with its retries; ``followup``: a re-ask of a reply that
+        could not be used."""
+        return await self._call(req, followup)
+
+    def done(self, result: CallResult) -> None:
+        self._done(result)
+
     async def _one(self, req: CallRequest, sem: asyncio.Semaphore) -> CallResult:
         key = self.key(req)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            text = hit.get("text") if isinstance(hit, dict) else None
-            if not isinstance(text, str) or not text.strip():
-                hit = None  # an empty reply cached before empty replies were failed calls
-            elif self.validate is not None and self.validate(text):
-                hit = None  # cached under an older schema: ask again
-            if hit is not None:
-                result = cached_result(hit, self.price)
-                self._done(result)
-                return result
+        hit = self.from_cache(key)
+        if hit is not None:
+            self._done(hit)
+            return hit
         async with sem:
             result = await self._call(req)
         if result.error is None and self.cache is not None:
@@ -174,11 +208,10 @@ class CallLayer:
         self._done(result)
         return result
 
-    async def _call(self, req: CallRequest) -> CallResult:
+    async def _call(self, req: CallRequest, followup: Followup | None = None) -> CallResult:
         s = self.settings
         started = time.perf_counter()
         spent = _Spent()  # every attempt's reported tokens: failed replies are paid for too
-        followup: Followup | None = None
         if self.limiter is not None:
             # Build the client (import the SDK: seconds, blocking the loop) before the
             # first turn is taken, or that request would go out late beside the next.
