@@ -147,6 +147,9 @@ RUN_FLAGS: tuple[Flag, ...] = (
     Flag("rerun_failures", "int", "After the run, answer each failing question N more times and "
         "print the answers.", metavar="N", low=0, high=MAX_REPEATS, default=0,
         api="re-runs print their answers: use `ragrail run --rerun-failures N`"),
+    Flag("batch", "on", "Send the model calls (answers and judge) as one provider batch "
+        "(Anthropic Message Batches, OpenAI Batch API) at half the price; waits for it, and "
+        "a restart picks up the same batch (default: [answerer] batch, [judge] batch)."),
     Flag("no_cache", "on", "Call the models (answerer and judge) even for cached prompts, and "
         "encode every chunk again with the dense retriever (no cache is read or written)."),
     Flag("dry_run", "on", "Print the calls a model run would make and their estimated cost; "
@@ -236,6 +239,7 @@ class Overrides:
     tpm: float | None = None
     repeats: int | None = None
     rerun_failures: int = 0
+    batch: bool = False  # --batch: answers and judge calls as provider batches
     no_cache: bool = False
     dry_run: bool = False
     judge: str | None = None

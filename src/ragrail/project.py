@@ -84,6 +84,7 @@ class AnswererConfig(BaseModel):
     # Rate limits (calls.limiter): requests and tokens per minute; None: no limit.
     rpm: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
     tpm: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    batch: bool = False  # the calls as one provider batch, at its price (calls.batch)
 
 
 class PriceConfig(BaseModel):

@@ -155,6 +155,7 @@ def answerer_spec(project: Project, overrides: Overrides | None = None) -> Answe
             temperature=a.temperature,
             rpm=a.rpm if o.rpm is None else o.rpm,
             tpm=a.tpm if o.tpm is None else o.tpm,
+            batch=o.batch or a.batch,
         ),
         cache_path=None if o.no_cache else project.state_dir / "cache.sqlite",
     )
@@ -211,6 +212,7 @@ def judge_config(project: Project, overrides: Overrides | None = None) -> JudgeC
             "max_retries": setting(o.judge_max_retries, "max_retries", o.max_retries),
             "rpm": setting(o.judge_rpm, "rpm", o.rpm),
             "tpm": setting(o.judge_tpm, "tpm", o.tpm),
+            "batch": o.batch or base.batch,
         }
     )
 

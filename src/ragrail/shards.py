@@ -97,7 +97,7 @@ def models_fingerprint(prepared: Prepared) -> str:
         prompts = Prompts.load(folder)
         values["judge"] = {
             **judge.model_dump(
-                mode="json", exclude={"concurrency", "timeout", "max_retries", "rpm", "tpm"}
+                mode="json", exclude={"concurrency", "timeout", "max_retries", "rpm", "tpm", "batch"}
             ),
             "prompts": [prompts.claims, prompts.rubric],
         }

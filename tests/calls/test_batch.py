@@ -147,3 +147,44 @@ def test_cached_replies_are_not_sent_again(tmp_path):
     assert again.usage.cached == 2
     # the cached ones cost what they cost: the batch price
     assert again.usage.cached_cost_usd == pytest.approx(2 * 0.0045 / 2)
+
+
+def test_a_killed_process_is_resumed_without_a_second_batch(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from ragrail.calls.cache import ResponseCache\n"
+        "from ragrail.calls.layer import CallLayer, CallRequest, CallSettings\n"
+        "from ragrail.calls.providers import make_provider\n"
+        "lay = CallLayer(make_provider('anthropic', 'm', sys.argv[1], 5.0),\n"
+        "    CallSettings(batch=True, batch_poll=0.2, batch_poll_max=0.2),\n"
+        "    cache=ResponseCache(Path(sys.argv[2]) / 'cache.sqlite'))\n"
+        "lay.run([CallRequest(f'question {i}\\nplease') for i in range(5)])\n"
+    )
+    with FakeLLM(echo, polls_to_end=10**6) as fake:
+        env = {**os.environ, "PYTHONPATH": str(root / "src")}
+        proc = subprocess.Popen(
+            [sys.executable, "-c", script, fake.anthropic_url, str(tmp_path)],
+            env=env,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not fake.batches or len(fake.batch_ops) < 3:
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.05)
+        finally:
+            proc.kill()  # SIGKILL: no clean-up runs
+            proc.wait()
+        fake.polls_to_end = 0
+        again, _, _ = _layer(fake, "anthropic", tmp_path)
+        results = again.run(PROMPTS)
+    assert len(fake.batches) == 1 and len(fake.batched) == 5 and fake.count == 0
+    assert [r.text for r in results] == [f"re: {p.prompt}" for p in PROMPTS]

@@ -48,6 +48,7 @@ class JudgeConfig(BaseModel):
     # Rate limits of the judge's calls (calls.limiter); None: no limit.
     rpm: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
     tpm: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    batch: bool = False  # the calls as one provider batch, at its price (calls.batch)
     faithfulness: bool = True  # claim-level faithfulness by the judge
     criteria: list[CriterionConfig] = Field(default_factory=list)
     min_kappa: float = Field(default=0.6, ge=-1.0, le=1.0)

@@ -77,6 +77,7 @@ class Judge:
             temperature=c.temperature,
             rpm=c.rpm,
             tpm=c.tpm,
+            batch=c.batch,
         )
         return CallLayer(
             provider=self.provider,
