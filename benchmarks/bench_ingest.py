@@ -3,10 +3,13 @@ ragrail's ingest beside two floors measured in the same run, peak memory, what a
 line costs, and how much cheaper ingesting the same file again is.
 
 The log is written into a temporary folder (deterministic, seed 25) the way production
-writes one: every question, answer and passage is text of its own (no repeats for a
-cache to hit), three passages a line with their own ids and sources, the outcome fields,
-a follow-up turn in one of four, and personal data in one of twenty lines (an e-mail
-address, a phone or a card number). Each measurement runs in a child process, whose CPU
+writes one: a support bot's questions, answers and passages in English, German, French,
+Spanish and Japanese, each filled with its own values (no repeats for a cache to hit)
+and with the digits people write: dates and times in several formats, prices with
+their currencies, order, invoice, ticket and tracking numbers, versions, quantities;
+three passages a line with their own ids and sources, the outcome fields, a follow-up
+turn in one of four, and personal data in one of twenty lines (an e-mail address, a
+phone number in one of several countries' formats, a card number, an IBAN). Each measurement runs in a child process, whose CPU
 time (user + system, its worker processes included) and peak RSS come from wait4:
 
 - floor: orjson + sqlite3 executemany, no redaction (the least any ingest can cost);
@@ -39,35 +42,196 @@ import uuid
 from pathlib import Path
 
 SEED = 25
-PII = (
-    "my email is ana.perez{n}@example.com",
-    "call me on +44 20 7946 {n:04d}",
-    "card 4111 1111 1111 1111 was charged twice",
-    "reach me at (415) 555-{n:04d}",
+_PRODUCTS = (
+    "Pro plan", "Team plan", "starter kit", "wireless earbuds", "standing desk", "router",
+    "espresso machine", "yoga mat", "backpack", "smart watch", "air purifier", "monitor arm",
+    "gift card", "annual subscription", "phone case", "running shoes", "desk lamp", "keyboard",
+)  # fmt: skip
+_TOPICS = (
+    "refund", "return", "invoice", "delivery", "shipping", "warranty", "password reset",
+    "two-factor login", "billing address", "plan upgrade", "cancellation", "exchange",
+    "data export", "API limit", "promo code", "payment failure", "account deletion",
+)  # fmt: skip
+_CARRIERS = ("UPS", "FedEx", "DHL", "USPS", "Royal Mail", "DPD", "GLS", "PostNL", "La Poste")
+_CITIES = ("Berlin", "Austin", "Lyon", "Madrid", "Osaka", "Toronto", "Leeds", "Porto", "Milan")
+_FILLER = (
+    "thanks", "please", "again", "today", "still", "already", "quickly", "just", "maybe",
+    "really", "now", "also", "yesterday", "honestly", "asap", "somehow", "twice", "finally",
+)  # fmt: skip
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")  # fmt: skip
+
+
+def _date(rng: random.Random) -> str:
+    y, m, d = rng.choice((2023, 2024, 2025)), rng.randint(1, 12), rng.randint(1, 28)
+    return rng.choice((
+        f"{y}-{m:02d}-{d:02d}", f"{m:02d}/{d:02d}/{y}", f"{d:02d}.{m:02d}.{y}",
+        f"{_MONTHS[m - 1]} {d}, {y}", f"{d} {_MONTHS[m - 1][:3]} {y}", f"{d}/{m}/{y}",
+        f"{y}-{m:02d}-{d:02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:"
+        f"{rng.randint(0, 59):02d}Z",
+    ))  # fmt: skip
+
+
+def _time(rng: random.Random) -> str:
+    h, m = rng.randint(0, 23), rng.randint(0, 59)
+    return rng.choice((f"{h:02d}:{m:02d}", f"{h % 12 + 1}:{m:02d} {rng.choice('ap')}m",
+                       f"{h % 12 + 1}pm", f"{h:02d}:{m:02d}:{rng.randint(0, 59):02d}"))  # fmt: skip
+
+
+def _price(rng: random.Random) -> str:
+    units, cents = rng.choice((rng.randint(1, 99), rng.randint(100, 2999))), rng.randint(0, 99)
+    return rng.choice((
+        f"${units:,}.{cents:02d}", f"€{units:,}.{cents:02d}", f"{units},{cents:02d} €",
+        f"£{units}", f"USD {units}", f"{units:,}.{cents:02d} EUR", f"¥{units * 100:,}",
+        f"CHF {units}.{cents:02d}", f"${units}",
+    ))  # fmt: skip
+
+
+def _order(rng: random.Random) -> str:
+    return rng.choice((
+        f"#{rng.randint(100_000, 9_999_999)}", f"ORD-{rng.randint(2023, 2025)}-{rng.randint(0, 999_999):06d}",
+        f"{rng.randint(100, 999)}-{rng.randint(1_000_000, 9_999_999)}-{rng.randint(1_000_000, 9_999_999)}",
+        f"{rng.randint(10_000_000, 99_999_999)}", f"A{rng.randint(10_000, 99_999)}",
+    ))  # fmt: skip
+
+
+def _reference(rng: random.Random) -> str:
+    return rng.choice((
+        f"invoice INV-{rng.randint(2023, 2025)}-{rng.randint(1, 99_999):05d}",
+        f"ticket #{rng.randint(10_000, 999_999)}", f"case {rng.randint(1_000_000, 9_999_999)}",
+        f"tracking number 1Z{rng.randint(100, 999)}AA{rng.randint(10**9, 10**10 - 1)}",
+        f"RMA {rng.randint(100_000, 999_999)}", f"error code E{rng.randint(1000, 9999)}",
+        f"HTTP {rng.choice((400, 401, 403, 404, 429, 500, 502, 503))}",
+    ))  # fmt: skip
+
+
+def _version(rng: random.Random) -> str:
+    a, b, c = rng.randint(1, 17), rng.randint(0, 20), rng.randint(0, 40)
+    return rng.choice((f"v{a}.{b}.{c}", f"{a}.{b}.{c}", f"iOS {a}.{b}", f"Android {a}",
+                       f"build {rng.randint(1000, 9999)}", f"version {a}.{b}"))  # fmt: skip
+
+
+def _quantity(rng: random.Random) -> str:
+    return rng.choice((
+        f"{rng.randint(1, 12)} items", f"{rng.randint(2, 500)} GB", f"{rng.randint(1, 90)} days",
+        f"{rng.randint(1, 20) * 1000:,} API calls", f"{rng.randint(1, 50)} seats",
+        f"{rng.randint(5, 95)}%", f"{rng.randint(1, 48)} hours", f"{rng.randint(2, 30)} kg",
+        f"{rng.randint(1, 10)} licences", f"{rng.randint(100, 4000)} ms",
+    ))  # fmt: skip
+
+
+def _days(rng: random.Random) -> str:
+    return rng.choice((f"{rng.randint(2, 30)} days", f"{rng.randint(1, 10)} business days",
+                       f"{rng.randint(1, 72)} hours", f"{rng.randint(1, 6)} weeks"))  # fmt: skip
+
+
+_SLOTS = {"date": _date, "time": _time, "price": _price, "order": _order,
+          "ref": _reference, "version": _version, "qty": _quantity, "days": _days}  # fmt: skip
+_QUESTIONS = (
+    "Where is my order {order}? I placed it on {date} and paid {price}.",
+    "I was charged {price} twice on {date} for the {product}, can I get a refund?",
+    "My {product} stopped working after the update to {version}, what now?",
+    "Can I return the {product} I got on {date}? It is {days} past the window.",
+    "How do I download {ref} for my accounting?",
+    "The app says {ref} when I try to pay {price} for the {product}.",
+    "Is the {product} still {price} or did the price change on {date}?",
+    "Why does my delivery from {carrier} say it arrives {date} at {time}?",
+    "Can I change the billing address on order {order} before {time} today?",
+    "¿Dónde está mi pedido {order}? Lo pagué el {date} ({price}).",
+    "Wo ist meine Bestellung {order} vom {date}? Ich habe {price} bezahlt.",
+    "Ma commande {order} du {date} n'est pas arrivée, elle coûtait {price}.",
+    "注文 {order} はいつ届きますか？{date} に {price} 支払いました。",
+    "How many {qty} are included in the {product} and does it cost {price}?",
 )
+_ANSWERS = (
+    "Your order {order} was shipped with {carrier} on {date} and should arrive within {days}.",
+    "I can see a charge of {price} on {date}; the refund for {ref} will reach you in {days}.",
+    "The {product} costs {price} per month and includes {qty}; the offer ends on {date}.",
+    "Please update to {version} (released {date}) and restart the {product}; {ref} is fixed there.",
+    "You can return the {product} within {days} of delivery; we refund {price} once it arrives.",
+    "Our team answers between {time} and {time}; your {ref} is open since {date}.",
+    "Your {topic} request for order {order} was approved on {date} at {time}.",
+    "Ihre Bestellung {order} wurde am {date} versandt; die Rückerstattung von {price} folgt.",
+    "Votre remboursement de {price} pour la commande {order} sera effectué sous {days}.",
+    "ご注文 {order} は {date} に発送されました。金額は {price} です。",
+)
+_PASSAGES = (
+    "Refunds for the {product} are issued within {days} to the original payment method; "
+    "orders over {price} ship free.",
+    "Since {version} (released {date}), {topic} requests are handled in the app under "
+    "Settings; most complete in {days}.",
+    "{carrier} delivers to {city} in {days}; parcels shipped after {time} leave the next day.",
+    "The {product} comes with a warranty of {days}; the extended plan costs {price} per year.",
+    "Invoices are available as PDF for {days}; {ref} means the payment provider declined the card.",
+    "Prices changed on {date}: the {product} is now {price} (was {price}), taxes included.",
+    "Our support hours are {time} to {time}, Monday to Friday; average reply time is {days}.",
+    "Plans: Starter {price}/month with {qty}; Pro {price}/month with {qty} and priority support.",
+)
+_PII = (
+    "my email is {first}.{last}{n}@example.com",
+    "call me on +44 20 7946 {n:04d}", "my number is (415) 555-{n:04d}",
+    "Handy: 0176 {n:04d}{n:04d}", "mi teléfono es 612 34{n:04d}",
+    "card 4111 1111 1111 1111 was charged twice", "IBAN DE89 3704 0044 0532 0130 00",
+    "reach me at {first}_{n}@mail.example.org", "tel:+33 6 12 34 {n:04d}",
+)  # fmt: skip
+_NAMES = ("ana", "bob", "chen", "dara", "emil", "fatima", "goran", "hana", "ivan", "jo")
 _LETTERS = string.ascii_lowercase
 
 
-def _words(rng: random.Random, n: int) -> str:
-    return " ".join("".join(rng.choices(_LETTERS, k=rng.randint(2, 9))) for _ in range(n))
+def _fill(rng: random.Random, template: str, n: int) -> str:
+    first, last = rng.choice(_NAMES), rng.choice(_NAMES)
+    values = {name: make(rng) for name, make in _SLOTS.items()}
+    text = template.format(
+        product=rng.choice(_PRODUCTS),
+        topic=rng.choice(_TOPICS),
+        carrier=rng.choice(_CARRIERS),
+        city=rng.choice(_CITIES),
+        first=first,
+        last=last,
+        n=n,
+        **values,
+    )
+    # a second slot of one kind gets its own value: "{price} (was {price})"
+    for name, make in _SLOTS.items():
+        while values[name] in text and text.count(values[name]) > 1:
+            text = text.replace(values[name], make(rng), 1)
+            break
+    return text
+
+
+def _text(rng: random.Random, templates: tuple[str, ...], k: int, n: int) -> str:
+    parts = [_fill(rng, rng.choice(templates), n) for _ in range(k)]
+    if rng.random() < 0.5:
+        parts.append(" ".join(rng.choices(_FILLER, k=rng.randint(1, 4))).capitalize() + ".")
+    return " ".join(parts)
 
 
 def row(rng: random.Random, i: int, start: int = 1_704_067_200) -> dict[str, object]:
-    """Conversation ``i``: all its text its own."""
-    question = _words(rng, rng.randint(6, 14)) + "?"
-    if rng.random() < 0.05:
-        question += " " + rng.choice(PII).format(n=i % 10_000)
+    """Conversation ``i``: all its text its own, with the digits people write (dates,
+    times, prices, order and ticket numbers, versions, quantities)."""
+    question = _text(rng, _QUESTIONS, 1, i)
+    answer = _text(rng, _ANSWERS, rng.randint(2, 3), i)
+    if rng.random() < 0.05:  # personal data, in the question or (quoted back) the answer
+        pii = _fill(rng, rng.choice(_PII), i % 10_000)
+        if rng.random() < 0.7:
+            question += " " + pii
+        else:
+            answer += f" You wrote: {pii}."
     contexts = []
     for k in range(3):
-        doc = f"kb/{''.join(rng.choices(_LETTERS, k=8))}-{rng.randrange(1000)}.md"
-        contexts.append({"id": f"{doc}#{k}", "source": doc, "text": _words(rng, 34)})
+        topic = rng.choice(_TOPICS).replace(" ", "-")
+        doc = f"kb/{topic}/{rng.choice(_CITIES).lower()}-{rng.randrange(1000)}.md"
+        text = _text(rng, _PASSAGES, 2, i)
+        contexts.append(
+            {"id": f"{doc}#{k}", "source": f"https://help.example.com/{doc}", "text": text}
+        )
     out: dict[str, object] = {
         "id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),  # as apps log them
         "timestamp": start + i * 2,
         "version": "v2" if i % 2 else "v1",
         "user": f"user{rng.randrange(50_000)}@example.com",
         "question": question,
-        "answer": _words(rng, rng.randint(20, 45)) + ".",
+        "answer": answer,
         "contexts": contexts,
         "thumbs": rng.choice(("up", "down", None, None, None)),
         "escalated": rng.random() < 0.08,
@@ -78,8 +242,12 @@ def row(rng: random.Random, i: int, start: int = 1_704_067_200) -> dict[str, obj
         "cost": round(rng.uniform(0.001, 0.02), 5),
     }
     if rng.random() < 0.25:
-        out["turns"] = [{"question": _words(rng, 8) + "?", "timestamp": start + i * 2 + 60}]
+        out["turns"] = [{"question": _text(rng, _QUESTIONS, 1, i), "timestamp": start + i * 2 + 60}]
     return out
+
+
+def _words(rng: random.Random, n: int) -> str:
+    return " ".join("".join(rng.choices(_LETTERS, k=rng.randint(2, 9))) for _ in range(n))
 
 
 def write_log(path: Path, lines: int) -> int:
@@ -246,7 +414,7 @@ def main() -> None:
         n = args.lines
         print(
             f"{cpus()} CPUs; wrote {n:,} lines ({size / 1e6:,.0f} MB, every question, answer "
-            f"and passage its own) in {time.perf_counter() - t0:.1f} s"
+            f"and passage its own, digits as people write them) in {time.perf_counter() - t0:.1f} s"
         )
 
         def rate(m: Measured) -> str:
