@@ -86,9 +86,7 @@ class Labeller:
     def __init__(self, args: list[str], cwd: Path) -> None:
         env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "PYTHONUNBUFFERED": "1"}
         root = Path(__file__).resolve().parents[2]
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(root), env.get("PYTHONPATH", "")) if p
-        )
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ragrail", "label", *args],
             cwd=cwd,
