@@ -367,7 +367,7 @@ class Detector:
             return []
         if bare and bare_id(digits):
             return [(start, main_end, ID)]
-        if product_code(digits, sizes, False, check):
+        if not dialled and product_code(digits, sizes, False, check):
             return []
         if bare and 11 <= n <= 15 and e164_valid(digits):
             return [(start, end, PHONE)]
