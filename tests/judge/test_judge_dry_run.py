@@ -38,3 +38,13 @@ def test_a_dry_run_without_a_judge_on_an_outputs_file_says_nothing_is_called(cli
     dest = late_refund(cli, tmp_path)
     r = cli("run", "--dry-run", cwd=dest)
     assert r.code == 2 and "needs a judge" in r.err and "Traceback" not in r.err
+
+
+def test_a_dry_run_shows_the_batch_price_beside_the_direct_one(cli, tmp_path):
+    dest = late_refund(cli, tmp_path)
+    r = cli("run", "--judge", "claude", "--dry-run", cwd=dest)
+    assert r.code == 0, r.out + r.err
+    text = " ".join(r.out.split())
+    direct = float(re.search(r"judge cost at most \$([\d.]+)", text).group(1))
+    batch = float(re.search(r"with --batch at most \$([\d.]+)", text).group(1))
+    assert batch == pytest.approx(direct / 2, abs=0.0001)

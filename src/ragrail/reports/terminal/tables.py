@@ -47,6 +47,11 @@ def plan_text(
             lines.append(f"  {'cost':<18}{money(None)}")
         else:
             lines.append(f"  {'cost':<18}~{money(typical)} (at most {money(worst)})")
+            half = plan.price.batch_factor if plan.price is not None else None
+            if half is not None and worst is not None:  # provider batch price (--batch)
+                lines.append(
+                    f"  {'with --batch':<18}~{money(typical * half)} (at most {money(worst * half)})"
+                )
         lines.extend(_rate_lines(plan))
         if plan.rerun_times:
             bound = plan.rerun_cost_bound()
@@ -66,6 +71,9 @@ def plan_text(
         )
         lines.append(f"  {'judge input':<18}~{judge.input_tokens:,} tokens (answers at max_tokens)")
         lines.append(f"  {'judge cost':<18}{_at_most(bound)}")
+        if bound is not None and judge.price is not None:
+            half = bound * judge.price.batch_factor
+            lines.append(f"  {'with --batch':<18}{_at_most(half)}")
     if len(bounds) > 1:
         total = None if any(b is None for b in bounds) else sum(b or 0.0 for b in bounds)
         lines.append(f"  {'total cost':<18}{_at_most(total)}")
