@@ -5,6 +5,12 @@ Anthropic SDK and ragrail's call layer at concurrency 16. Ideal time is
 500 x 0.1 / 16 = 3.1 s; the target is within 1.5x of it. A second, cached
 run must make 0 calls and take under 2 s.
 
+Then the judge's bill (issue 28): the late-refund example's answers judged for
+claim-level faithfulness through the same fake (input tokens counted as the prompt's
+characters / 4, 155 output tokens per reply), directly and as one provider batch:
+tokens per judged answer and $ per 1,000 answers at claude-opus-5's price and at
+$3/$15 per million tokens.
+
     python benchmarks/bench_calls.py [--calls 500] [--concurrency 16] [--latency 0.1]
 """
 
@@ -25,7 +31,15 @@ SERVER = """
 import sys, time
 sys.path.insert(0, {root!r})
 from tests.fake_llm import FakeLLM, Reply
-fake = FakeLLM(lambda r: Reply(text="ok", input_tokens=250, output_tokens=150), latency={latency})
+import json
+from ragrail.scoring.claims import split_claims
+from tests.helpers import between
+def reply(r):
+    if "<answer>" in r.prompt:
+        claims = [dict(claim=c, supported=True, chunk=None) for c in split_claims(between(r.prompt, "answer"))]
+        return Reply(text=json.dumps(dict(claims=claims)), output_tokens=155)
+    return Reply(text="ok", input_tokens=250, output_tokens=150)
+fake = FakeLLM(reply, latency={latency})
 fake.start()
 print(fake.url, flush=True)
 while True:
@@ -96,11 +110,41 @@ def main() -> None:
             f"cached re-run     {warm:8.2f} s  (target < 2 s); {layer2.usage.calls} calls, "
             f"{layer2.usage.cached} from the cache"
         )
+        judge_bill(url)
         ok = cold <= 1.5 * ideal and warm < 2 and layer2.usage.calls == 0
         sys.exit(0 if ok else 1)
     finally:
         server.terminate()
         server.wait()
+
+
+def judge_bill(url: str) -> None:
+    """Tokens per judged answer and $ per 1,000 answers, direct and batch."""
+    import shutil
+
+    from ragrail import app
+    from ragrail.calls.prices import Price, cost_usd
+    from ragrail.project import example_dir
+
+    for mode in ("direct", "batch"):
+        with tempfile.TemporaryDirectory() as tmp:
+            dest = Path(tmp) / "lr"
+            shutil.copytree(example_dir("late-refund"), dest)
+            project = app.load_project(dest / "ragrail.toml")
+            o = app.Overrides(judge="claude", judge_base_url=url, batch=mode == "batch")
+            o.no_history = True
+            u = app.evaluate(project, o).result.judge_usage
+            assert u is not None and u.input_tokens is not None and u.output_tokens is not None
+            n = u.calls
+            per_in, per_out = u.input_tokens / n, u.output_tokens / n
+            at_3_15 = cost_usd(
+                Price(3.0, 15.0), u.input_tokens, u.output_tokens, batch=mode == "batch"
+            )
+            print(
+                f"judge {mode:<7}     {n} answers, {per_in:,.0f} tokens in and {per_out:,.0f} out "
+                f"per judged answer; ${(u.cost_usd or 0) / n * 1000:.2f} per 1,000 answers "
+                f"(claude-opus-5), ${(at_3_15 or 0) / n * 1000:.2f} at $3/$15"
+            )
 
 
 if __name__ == "__main__":
