@@ -243,3 +243,44 @@ def test_a_run_without_judged_answers_or_someone_elses_labels_is_exit_2(cli, tmp
     (dest / "l.csv").write_text("case_id,criterion,verdict\nother,polite,pass\n")
     r = cli("label", "--labeller", "ana", "--run", "run.json", "--labels", "l.csv", "--judge", "claude", cwd=dest)  # fmt: skip
     assert r.code == 2 and "no judged answer for" in r.err, r.err
+
+
+def test_golden_cases_from_the_log_database_record_where_they_came_from(cli, tmp_path):
+    from ragrail.app.label import start_golden
+    from ragrail.online.record import Context, Conversation
+    from ragrail.online.store import LogStore
+
+    dest = tmp_path / "kb"
+    assert cli("example", "kitebase", str(dest)).code == 0
+    text = (dest / "docs" / "invite-teammates.md").read_text()
+    logged = Conversation(
+        id="conv-7", at=1_714_550_400.0, version="v2", question="Do invites expire?",
+        answer="No idea.", contexts=(Context("invite-teammates#1", "invite-teammates", text),),
+        thumbs=-1,
+    )  # fmt: skip
+    db = dest / ".ragrail" / "logs.sqlite"
+    with LogStore(db) as store:
+        store.add([logged])
+    session = start_golden(None, "ana", from_logs=5, config=dest / "ragrail.toml")
+    assert (session.total, session.done_before) == (1, 0)
+    token = session.server.token
+    thread = threading.Thread(target=session.serve, daemon=True)
+    thread.start()
+    # a fact not in the chosen source: lint's problem comes back, nothing is written
+    save = {"op": "save", "index": 0, "facts": ["never said"], "sources": ["invite-teammates"]}
+    code, shown, _ = call(session.url, "/api/act", save, token=token)
+    assert code == 200 and shown["problems"] == ['fact "never said" not found in invite-teammates']
+    fact = text.split(".")[0].split()[-2]
+    save["facts"] = [fact]
+    code, shown, _ = call(session.url, "/api/act", save, token=token)
+    assert code == 200 and shown["case"] == "log-conv-7", shown
+    assert call(session.url, "/api/finish", {}, token=token)[0] == 200
+    thread.join(10)
+    with LogStore(db, create=False) as store:
+        [(case_id, conversation_id, _, _)] = store.golden_from_log()
+    assert (case_id, conversation_id) == ("log-conv-7", "conv-7")
+    assert cli("lint", cwd=dest).code == 0
+    # started again, the conversation is already a case: nothing left to label
+    again = start_golden(None, "ana", from_logs=5, config=dest / "ragrail.toml")
+    assert (again.total, again.done_before) == (1, 1)
+    again.server.httpd.server_close()
