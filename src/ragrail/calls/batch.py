@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from ragrail.calls.providers import (
     Completion,
@@ -35,12 +35,15 @@ from ragrail.calls.providers import (
     ReplyError,
     _messages,
     anthropic_completion,
+    correction,
     openai_completion,
 )
 from ragrail.calls.usage import CallResult, cache_row, call_cost
 
-if TYPE_CHECKING:
-    from ragrail.calls.layer import CallLayer, CallRequest
+# calls.layer's CallLayer and CallRequest: the layer imports this module (lazily), so
+# this one names them without importing them (no import cycle, even for type checking)
+CallLayer = Any
+CallRequest = Any
 
 T = TypeVar("T")
 
@@ -376,7 +379,7 @@ async def _finish(
         if problem is None and layer.validate is not None:
             problem = layer.validate(got.text)
             if problem is not None:
-                followup = Followup(got.text, _correction(problem), layer.json_replies)
+                followup = Followup(got.text, correction(problem), layer.json_replies)
         if problem is None:
             return replace(part, text=layer.provider.redact(got.text))
     elif outcome is not None:  # an item that errored or expired was sent too, unbilled
@@ -402,9 +405,3 @@ def _merged(part: CallResult, direct: CallResult) -> CallResult:
         cache_write_tokens=part.cache_write_tokens + direct.cache_write_tokens,
         batch=False,  # partly at the direct price: its cost is the sum, not halved again
     )
-
-
-def _correction(problem: str) -> str:
-    from ragrail.calls.layer import correction
-
-    return correction(problem)

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from ragrail.calls.cache import ResponseCache, cache_key
 from ragrail.calls.limiter import Limiter, RateLimiter, estimate_tokens
 from ragrail.calls.prices import Price
-from ragrail.calls.providers import Followup, Provider
+from ragrail.calls.providers import Followup, Provider, correction
 from ragrail.calls.usage import CallResult, UsageTotals, cache_row, cached_result, call_cost
 
 T = TypeVar("T")
@@ -314,14 +314,6 @@ class CallLayer:
         self.usage.add(result)
         if self.on_result is not None:
             self.on_result(result, self.usage)
-
-
-def correction(problem: str) -> str:
-    """The follow-up message that re-asks for a reply the caller could not parse."""
-    return (
-        f"Your reply could not be used: {problem}. Reply again with only the JSON object "
-        "the instructions above ask for, with nothing before or after it."
-    )
 
 
 @dataclass

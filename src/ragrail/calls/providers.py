@@ -46,6 +46,14 @@ class Followup:
     json_mode: bool = False  # ask for structured JSON output where the server supports it
 
 
+def correction(problem: str) -> str:
+    """The follow-up message that re-asks for a reply the caller could not parse."""
+    return (
+        f"Your reply could not be used: {problem}. Reply again with only the JSON object "
+        "the instructions above ask for, with nothing before or after it."
+    )
+
+
 @dataclass(frozen=True)
 class Failure:
     """A classified call failure."""
