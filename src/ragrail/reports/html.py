@@ -193,38 +193,6 @@ def _causes(run: RunResult) -> str:
     return f"<ul id='causes'>{items}</ul>"
 
 
-def _chart(title: str, key: str, history: Sequence[RunRow], as_pct: bool = True) -> str:
-    """An inline SVG line chart of one total over the recorded runs, oldest first."""
-    from ragrail.run import recorded_answer_rate
-
-    def value(r: RunRow) -> float | None:
-        if key == "answer_pass_rate":  # older runs stored a rate over the survivors
-            return recorded_answer_rate(r.totals, r.config.get("repeats", 1))
-        return (r.totals.get("stats", {}).get(key) or {}).get("value")
-
-    points = [(r.id, r.created_at, v) for r in history if (v := value(r)) is not None]
-    w, h, pad = 300, 120, 24
-    if not points:
-        return f"<div class='chart' data-series='{key}'><b>{escape(title)}</b><p class='muted'>no runs</p></div>"
-    n = len(points)
-    xs = [pad + (w - 2 * pad) * (i / (n - 1) if n > 1 else 0.5) for i in range(n)]
-    ys = [h - pad - (h - 2 * pad) * v for _, _, v in points]
-    poly = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=True))
-    circles = "".join(
-        f"<circle cx='{x:.1f}' cy='{y:.1f}' r='3' fill='#1570ef'><title>run {rid} ({escape(at)}): "
-        f"{_num(v, as_pct)}</title></circle>"
-        for x, y, (rid, at, v) in zip(xs, ys, points, strict=True)
-    )
-    return (
-        f"<div class='chart' data-series='{key}'><b>{escape(title)}</b><br>"
-        f"<svg width='{w}' height='{h}' viewBox='0 0 {w} {h}' role='img' aria-label='{escape(title)} over runs'>"
-        f"<line x1='{pad}' y1='{h - pad}' x2='{w - pad}' y2='{h - pad}' stroke='#d0d5dd'/>"
-        f"<text x='2' y='{pad}'>100%</text><text x='2' y='{h - pad}'>0%</text>"
-        f"<polyline points='{poly}' fill='none' stroke='#1570ef' stroke-width='2'/>{circles}</svg>"
-        f"<div class='muted'>{n} run{'s' if n != 1 else ''}; latest {_num(points[-1][2], as_pct)}</div></div>"
-    )
-
-
 # Above this many questions a passing question's drill-down leaves out what its reader
 # rarely needs (chunk texts, prompt, claims): 20,000 questions in full made 63 MB.
 FULL_DETAIL_UP_TO = 2_000
@@ -366,13 +334,9 @@ def html_report(
     fixed_ids = {ch.case_id for ch in diff.fixed} if diff else set()
     causes = sorted({case.cause for case in run.cases if case.cause})
     tags = sorted({t for case in run.cases for t in case.tags})
-    charts = "".join(
-        [
-            _chart("hit rate", "hit_rate", history),
-            _chart("recall", "recall", history),
-            _chart("answers pass", "answer_pass_rate", history),
-        ]
-    )
+    from ragrail.reports.trends import trend_charts
+
+    charts = trend_charts(history)
     model = f" ({c.model})" if c.model else ""
     import base64
     import hashlib

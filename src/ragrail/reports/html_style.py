@@ -31,6 +31,14 @@ ul.claims li.unsupported { color: var(--fail); }
 .charts { display: flex; gap: 24px; flex-wrap: wrap; }
 .chart { border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
 .chart svg text { font-size: 10px; fill: var(--muted); }
+.chart ul.chart-notes { margin: 4px 0 0; padding-left: 16px; font-size: 12px; }
+.legend { font-size: 12px; } .legend svg { vertical-align: middle; }
+:root { color-scheme: light dark; }
+@media (prefers-color-scheme: dark) {
+  :root { --fail: #f97066; --pass: #47cd89; --muted: #98a2b3; --line: #344054; --mark: #93370d; }
+  body { background: #0c111d; color: #f5f5f6; }
+  .filters, pre, details.case[open] > summary { background: #161b26; }
+}
 section.conversation { border-left: 3px solid var(--line); padding-left: 8px; margin: 10px 0; }
 section.conversation > h3 { font-size: 14px; margin: 6px 0; }
 """

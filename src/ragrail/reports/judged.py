@@ -147,6 +147,27 @@ def figure(value: float | None, as_pct: bool) -> str:
     return f"{round(value * 100)}%" if as_pct else f"{value:.2f}"
 
 
+def confusion_html(totals: list[JudgedTotal]) -> str:
+    """Each corrected total's labels as a confusion matrix (people in rows, the judge in
+    columns): where the correction's labels say the judge goes wrong."""
+    from ragrail.reports.charts import confusion_chart
+
+    charts = []
+    for total in totals:
+        c = total.corrected
+        if c is None:
+            continue
+        cells = [[0, 0], [0, 0]]
+        for pair in c.labels:
+            if pair.human in (0, 1) and pair.judge in (0, 1):  # pass/fail labels only
+                cells[1 - int(pair.human)][1 - int(pair.judge)] += 1
+        title = f"{total.label}: people vs judge, validation {c.validation_id}"
+        charts.append(confusion_chart(title, f"confusion-{total.label}", cells))
+    if not charts:
+        return ""
+    return f"<div class='charts' id='judge-confusion'>{''.join(charts)}</div>"
+
+
 def judge_html(run: RunResult, diff: Diff | None) -> str:
     """The judge's totals: raw, corrected by human labels (interval, label count, how),
     or marked uncorrected; and the corrected totals against the baseline."""
@@ -189,6 +210,7 @@ def judge_html(run: RunResult, diff: Diff | None) -> str:
     ]
     if uncorrected:
         out.append(f"<p class='muted'>{escape(UNCORRECTED_WHY)}</p>")
+    out.append(confusion_html(totals))
     if diff is not None and (diff.judge_changes or diff.judge_notes):
         items = [change_text(ch) for ch in diff.judge_changes] + list(diff.judge_notes)
         out.append(

@@ -60,6 +60,70 @@ def _signals_tables(periods: Sequence[PeriodSignals], by: str) -> str:
     return "".join(parts)
 
 
+def _signal_charts(periods: Sequence[PeriodSignals], by: str) -> str:
+    """One chart per signal: a line per version, a point per period with its interval as
+    a band (the tables below hold the same figures)."""
+    from ragrail.reports.charts import Point, Series, line_chart
+
+    if not periods:
+        return ""
+    versions = list(dict.fromkeys(p.version for p in periods))
+    order = sorted({p.period for p in periods})  # ISO weeks and days sort as text
+    charts = []
+    for s in SIGNALS:
+        series = []
+        for version in versions:
+            mine = {p.period: p for p in periods if p.version == version}
+            points = []
+            for period in order:
+                if period not in mine:
+                    continue
+                p, f = mine[period], mine[period].figures[s]
+                moved = [m for m in p.flagged if s in (m.signal, f"{m.signal}_p50")]
+                note = f", MOVED {moved[0].direction}" if moved else ""
+                title = f"{version}, {by} {period}, n={f.n:,}{note}"
+                points.append(Point(period, f.value, f.low, f.high, title=title))
+            series.append(Series(version, points))
+        charts.append(
+            line_chart(
+                LABELS[s],
+                s,
+                series,
+                lambda v, s=s: value_text(s, v),
+                caption=NOTES.get(s, ""),
+            )
+        )
+    return f"<div class='charts' id='signal-charts'>{''.join(charts)}</div>"
+
+
+def _ab_bars(result: ABResult) -> str:
+    """Per signal, A's and B's figure as bars with their intervals, and B - A beneath."""
+    from ragrail.reports.charts import Bar, bar_chart
+
+    charts = []
+    for r in result.rows:
+        interval = (
+            ""
+            if r.low is None or r.high is None
+            else f" [{difference_text(r.signal, r.low)}, {difference_text(r.signal, r.high)}]"
+        )
+        verdict = "significant" if r.significant else "not significant"
+        bars = [
+            Bar(f"A {result.a}", r.a.value, r.a.low, r.a.high, title=f"A = {result.a}"),
+            Bar(f"B {result.b}", r.b.value, r.b.low, r.b.high, title=f"B = {result.b}"),
+        ]
+        charts.append(
+            bar_chart(
+                LABELS[r.signal],
+                f"ab-{r.signal}",
+                bars,
+                lambda v, s=r.signal: value_text(s, v),
+                caption=f"B - A {difference_text(r.signal, r.difference)}{interval}, {verdict}",
+            )
+        )
+    return f"<div class='charts' id='ab-charts'>{''.join(charts)}</div>"
+
+
 def _ab_table(result: ABResult | None) -> str:
     if result is None:
         return "<p class=muted>No comparison (run <code>ragrail online --compare A B</code>).</p>"
@@ -83,7 +147,7 @@ def _ab_table(result: ABResult | None) -> str:
             f"<td class=num>{escape(p)}</td><td class=num>{escape(q)}</td>"
             f"<td>{verdict}</td><td class=num>{escape(need)}</td></tr>"
         )
-    return (
+    return _ab_bars(result) + (
         f"<p>B = {escape(result.b)} ({result.n_b:,} conversations) against A = "
         f"{escape(result.a)} ({result.n_a:,}).</p>"
         "<table><thead><tr><th>signal</th><th>A</th><th>B</th><th>B - A</th><th>95% interval</th>"
@@ -126,7 +190,7 @@ def online_html(
         f"<title>ragrail online signals</title><style>{CSS}</style></head><body>"
         f"<h1>Online signals</h1><p class=muted>{escape(database)}: per {escape(by)}, "
         "each figure with its 95% interval and n.</p>"
-        f"<h2>Signals over time</h2>{_signals_tables(periods, by)}"
+        f"<h2>Signals over time</h2>{_signal_charts(periods, by)}{_signals_tables(periods, by)}"
         f"<h2>A/B</h2>{_ab_table(result)}"
         f"<h2>Flagged conversations</h2>{_flagged_table(flagged)}"
         "</body></html>\n"
