@@ -115,7 +115,7 @@ def _legend(series: Sequence[Series]) -> str:
         dash, filled = LOOKS[i % len(LOOKS)]
         dash_attr = f" stroke-dasharray='{dash}'" if dash else ""
         sample = (
-            "<svg width='34' height='12' viewBox='0 0 34 12' aria-hidden='true'>"
+            "<svg xmlns='http://www.w3.org/2000/svg' width='34' height='12' viewBox='0 0 34 12' aria-hidden='true'>"
             f"<line x1='1' y1='6' x2='33' y2='6' stroke='currentColor' stroke-width='1.5'{dash_attr}/>"
             + _marker(SHAPES[i % len(SHAPES)], 17, 6, filled, "", "")
             + "</svg>"
@@ -162,7 +162,7 @@ def line_chart(
         return top + ph * (1 - min(max(v / top_value, 0.0), 1.0))
 
     parts = [
-        f"<svg class='plot' width='{width}' height='{height}' viewBox='0 0 {width} {height}' "
+        f"<svg xmlns='http://www.w3.org/2000/svg' class='plot' width='{width}' height='{height}' viewBox='0 0 {width} {height}' "
         f"role='img' aria-label='{escape(title)}'>"
     ]
     for frac in (0.0, 0.5, 1.0):
@@ -258,7 +258,7 @@ def bar_chart(
         return left + pw * (v - lo) / (hi - lo)
 
     parts = [
-        f"<svg class='plot' width='{width}' height='{height}' viewBox='0 0 {width} {height}' "
+        f"<svg xmlns='http://www.w3.org/2000/svg' class='plot' width='{width}' height='{height}' viewBox='0 0 {width} {height}' "
         f"role='img' aria-label='{escape(title)}'>",
         f"<line x1='{_n(x_of(0))}' y1='2' x2='{_n(x_of(0))}' y2='{height - 2}' "
         "stroke='var(--line, #ccc)'/>",
@@ -316,7 +316,7 @@ def confusion_chart(
     width, height = left + cw * len(cols) + 4, top + ch * len(rows) + 4
     parts = [
         f"<div class='chart' data-series='{escape(key)}'><b>{escape(title)}</b><br>"
-        f"<svg class='plot confusion' width='{width}' height='{height}' "
+        f"<svg xmlns='http://www.w3.org/2000/svg' class='plot confusion' width='{width}' height='{height}' "
         f"viewBox='0 0 {width} {height}' role='img' aria-label='{escape(title)}'>"
     ]
     for j, col in enumerate(cols):
