@@ -6,7 +6,7 @@ logs (versions, ids, questions, flags) is made visible and escaped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ragrail.online.ab import ABResult
 from ragrail.online.signals import SIGNALS, PeriodSignals
@@ -60,6 +60,10 @@ def _signals_tables(periods: Sequence[PeriodSignals], by: str) -> str:
     return "".join(parts)
 
 
+def _in_unit(signal: str) -> Callable[[float], str]:
+    return lambda v: value_text(signal, v)
+
+
 def _signal_charts(periods: Sequence[PeriodSignals], by: str) -> str:
     """One chart per signal: a line per version, a point per period with its interval as
     a band (the tables below hold the same figures)."""
@@ -89,7 +93,7 @@ def _signal_charts(periods: Sequence[PeriodSignals], by: str) -> str:
                 LABELS[s],
                 s,
                 series,
-                lambda v, s=s: value_text(s, v),
+                _in_unit(s),
                 caption=NOTES.get(s, ""),
             )
         )
@@ -117,7 +121,7 @@ def _ab_bars(result: ABResult) -> str:
                 LABELS[r.signal],
                 f"ab-{r.signal}",
                 bars,
-                lambda v, s=r.signal: value_text(s, v),
+                _in_unit(r.signal),
                 caption=f"B - A {difference_text(r.signal, r.difference)}{interval}, {verdict}",
             )
         )

@@ -4,7 +4,7 @@ run whose configuration differs from the run before it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ragrail.reports.charts import Point, Series, line_chart
@@ -65,7 +65,7 @@ def _figure(row: RunRow, key: str) -> tuple[float | None, float | None, float | 
     return value, stat.get("low"), stat.get("high")
 
 
-def _fmt(as_pct: bool):  # type: ignore[no-untyped-def]
+def _fmt(as_pct: bool) -> Callable[[float], str]:
     return (lambda v: f"{round(v * 100)}%") if as_pct else (lambda v: f"{v:.2f}")
 
 
