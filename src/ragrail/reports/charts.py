@@ -70,20 +70,22 @@ def _n(v: float) -> str:
     return f"{v:.1f}"
 
 
-def _marker(shape: str, x: float, y: float, filled: bool, attrs: str, title: str) -> str:
+def _marker(
+    shape: str, x: float, y: float, filled: bool, attrs: str, title: str, k: float = 1.0
+) -> str:
+    """A point's marker; ``k`` scales it (smaller when many points share the axis)."""
     fill = "currentColor" if filled else "none"
     common = f"class='point' fill='{fill}' stroke='currentColor' stroke-width='1.5' {attrs}"
     tip = f"<title>{escape(title)}</title>" if title else ""
     if shape == "circle":
-        return f"<circle cx='{_n(x)}' cy='{_n(y)}' r='3.5' {common}>{tip}</circle>"
+        return f"<circle cx='{_n(x)}' cy='{_n(y)}' r='{3.5 * k:.1f}' {common}>{tip}</circle>"
     if shape == "square":
-        return (
-            f"<rect x='{_n(x - 3.5)}' y='{_n(y - 3.5)}' width='7' height='7' {common}>{tip}</rect>"
-        )
+        return f"<rect x='{_n(x - 3.5 * k)}' y='{_n(y - 3.5 * k)}' width='{7 * k:.1f}' height='{7 * k:.1f}' {common}>{tip}</rect>"
     if shape == "triangle":
-        pts = f"{_n(x)},{_n(y - 4.5)} {_n(x + 4)},{_n(y + 3)} {_n(x - 4)},{_n(y + 3)}"
+        pts = f"{_n(x)},{_n(y - 4.5 * k)} {_n(x + 4 * k)},{_n(y + 3 * k)} {_n(x - 4 * k)},{_n(y + 3 * k)}"
     else:
-        pts = f"{_n(x)},{_n(y - 4.5)} {_n(x + 4.5)},{_n(y)} {_n(x)},{_n(y + 4.5)} {_n(x - 4.5)},{_n(y)}"
+        d = 4.5 * k
+        pts = f"{_n(x)},{_n(y - d)} {_n(x + d)},{_n(y)} {_n(x)},{_n(y + d)} {_n(x - d)},{_n(y)}"
     return f"<polygon points='{pts}' {common}>{tip}</polygon>"
 
 
@@ -153,6 +155,7 @@ def line_chart(
     top_value = nice_ceiling(top_value)
     where = {label: i for i, label in enumerate(labels)}
 
+    k = 1.0 if len(labels) <= 20 else 0.6  # 40 full-size markers hide their line
     inset = 16  # the first and last x labels stay inside the picture
 
     def x_of(label: str) -> float:
@@ -229,7 +232,7 @@ def line_chart(
                     shown += f" [{fmt(p.low or 0.0)}, {fmt(p.high or 0.0)}]"
                 tip = f"{p.title or p.label}: {shown}"
                 attrs = f"data-x='{escape(p.label)}' data-value='{v:.6g}'"
-                out.append(_marker(SHAPES[i % len(SHAPES)], x, y_of(v), filled, attrs, tip))
+                out.append(_marker(SHAPES[i % len(SHAPES)], x, y_of(v), filled, attrs, tip, k))
         out.append("</g>")
         parts.append("".join(out))
     parts.append("</svg>")

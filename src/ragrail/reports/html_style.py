@@ -31,6 +31,7 @@ ul.claims li.unsupported { color: var(--fail); }
 .charts { display: flex; gap: 24px; flex-wrap: wrap; }
 .chart { border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
 .chart svg text { font-size: 10px; fill: var(--muted); }
+.chart svg text.count { font-size: 12px; font-weight: 600; fill: currentColor; }
 .chart ul.chart-notes { margin: 4px 0 0; padding-left: 16px; font-size: 12px; }
 .legend { font-size: 12px; } .legend svg { vertical-align: middle; }
 :root { color-scheme: light dark; }
