@@ -142,3 +142,19 @@ def test_a_failed_output_write_names_the_output_it_was(cli, project, monkeypatch
     assert f"cannot write the {what}: No space left on device" in line
     assert not (project / "out.file").exists()
     assert not list(project.glob(".out.file.*"))
+
+
+def test_batch_on_a_run_that_calls_no_model_is_exit_2(cli, project):
+    before = sorted(p.name for p in project.rglob("*"))
+    r = cli("run", "--batch", cwd=project)  # the stand-in answers and no judge is set
+    assert r.code == 2
+    line = one_error_line(r.err)
+    assert "--batch" in line and "makes none" in line
+    assert sorted(p.name for p in project.rglob("*")) == before
+
+
+def test_a_results_file_that_does_not_exist_is_named(cli, project):
+    r = cli("label", "--run", "nope.json", "--labels", "l.csv", "--labeller", "me", cwd=project)
+    assert r.code == 2
+    assert "nope.json: no such results file" in one_error_line(r.err)
+    assert not (project / "l.csv").exists()

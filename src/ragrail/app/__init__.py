@@ -134,6 +134,11 @@ def prepare(
         refuse_pipeline_flags(o, "python" if system is not None else project.config.system.kind)
     # every stage's settings, once: a missing Ray is exit 2 before any work
     settings = resolve(project, o, judge=judge_cfg)
+    if o.batch and judge_cfg is None and (own_system or not settings.answerer.uses_model):
+        raise InputError(
+            "--batch sends model calls as one provider batch, and this run makes none: "
+            "add a model answerer (--claude, --answerer) or a judge (--judge)"
+        )
     if not save_baseline:  # accepting a run that cites nothing lets the rule go
         settings = _cite_as_the_baseline(settings, baseline)
     return Prepared(project, o, gold, baseline_path, baseline, settings, history, system)

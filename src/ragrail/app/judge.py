@@ -46,7 +46,9 @@ def load_run_ref(ref: str, project: Project) -> RunResult:
     from ragrail.store.history import History
 
     path = Path(ref)
-    if path.suffix == ".json" and path.is_file():
+    if path.suffix.lower() == ".json":
+        if not path.is_file():
+            raise InputError(f"{ref}: no such results file (a run's --json output)")
         return load_run(path, "results")
     store_path = project.state_dir / "history.sqlite"
     if not store_path.exists():
