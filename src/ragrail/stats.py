@@ -248,3 +248,17 @@ def mcnemar_exact(worse: int, better: int) -> McNemar:
         term = term * (n - i) // (i + 1)
         total += term
     return McNemar(worse, better, min(1.0, 2 * (total / 2**n)))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given: for the j-th smallest of m
+    (j = 1..m), max over i <= j of min(1, (m - i + 1) p_(i)). One family: the gate's
+    per-question tests (ragrail.diff.noise) and the online report's (ragrail.online)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted

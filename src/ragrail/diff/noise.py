@@ -47,6 +47,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ragrail.stats import holm
+
 if TYPE_CHECKING:
     from ragrail.diff.lines import BaselineCaseLike, Kind
 
@@ -179,19 +181,6 @@ def _count_at_most(ordered: Sequence[float], limit: float) -> int:
     from bisect import bisect_right
 
     return bisect_right(ordered, limit)
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values: for the j-th smallest (j = 1..m),
-    max over i <= j of min(1, (m - i + 1) p_(i))."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    out = [1.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        out[i] = running
-    return out
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ragrail.stats import Interval, wilson
+from ragrail.stats import (
+    holm as holm,  # re-exported: ab.py, signals.py and tests call inference.holm
+)
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -327,18 +330,6 @@ def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
 
     p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
     return 1.0 if math.isnan(p) else p
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm-adjusted p-values, in the order given (module docstring)."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 def n_for_rates(p1: float, p2: float, alpha: float = ALPHA, power: float = POWER) -> int | None:
