@@ -3,9 +3,12 @@ started with no background network traffic (this machine has no network to give 
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 
 def chrome(user_data_dir: Path) -> Any | None:
@@ -36,3 +39,19 @@ def chrome(user_data_dir: Path) -> Any | None:
         options.add_argument(arg)
     # An explicit driver path: Selenium Manager never tries to download one.
     return webdriver.Chrome(service=Service(driver_path), options=options)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """A Chromium driver for a test module: skipped where none is installed, a failure
+    where RAGRAIL_REQUIRE_BROWSER=1 (CI)."""
+    driver = chrome(tmp_path_factory.mktemp("chrome"))
+    if driver is None:
+        if os.environ.get("RAGRAIL_REQUIRE_BROWSER") == "1":
+            pytest.fail(
+                "chromium, chromedriver and selenium are required here "
+                "(apt-get install chromium chromium-driver)"
+            )
+        pytest.skip("chromium/chromedriver/selenium not installed")
+    yield driver
+    driver.quit()

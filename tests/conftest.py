@@ -9,6 +9,9 @@ from ragrail.cli import main
 from ragrail.project import example_dir
 from tests.helpers import CliResult
 
+# the Chromium fixture ``browser``, shared by the browser test modules
+pytest_plugins = ["tests.browser"]
+
 
 @pytest.fixture(autouse=True)
 def _isolated_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

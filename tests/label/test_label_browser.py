@@ -5,7 +5,6 @@ selecting text, and hostile text that is shown, never run."""
 from __future__ import annotations
 
 import json
-import os
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -17,22 +16,6 @@ from ragrail.online.record import Context, Conversation
 from ragrail.online.store import LogStore
 from tests.fake_llm import FakeLLM
 from tests.label.common import HOSTILE, KEY, RUBRIC, Labeller, judged_run, scripted_judge
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    from tests.browser import chrome
-
-    driver = chrome(tmp_path_factory.mktemp("chrome"))
-    if driver is None:
-        if os.environ.get("RAGRAIL_REQUIRE_BROWSER") == "1":
-            pytest.fail(
-                "chromium, chromedriver and selenium are required here "
-                "(apt-get install chromium chromium-driver)"
-            )
-        pytest.skip("chromium/chromedriver/selenium not installed")
-    yield driver
-    driver.quit()
 
 
 @pytest.fixture(autouse=True)

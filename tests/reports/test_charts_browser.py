@@ -5,7 +5,6 @@ light on a dark page, and hostile text in their labels runs nothing."""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 
 import pytest
@@ -17,20 +16,6 @@ from tests.online.synth import Truth, synth
 EVIL = '<img src=x onerror="window.__xss = 1"><script>window.__xss = 2</script>'
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    from tests.browser import chrome
-
-    driver = chrome(tmp_path_factory.mktemp("chrome"))
-    if driver is None:
-        if os.environ.get("RAGRAIL_REQUIRE_BROWSER") == "1":
-            pytest.fail(
-                "chromium, chromedriver and selenium are required here "
-                "(apt-get install chromium chromium-driver)"
-            )
-        pytest.skip("chromium/chromedriver/selenium not installed")
-    yield driver
-    driver.quit()
 
 
 @pytest.fixture

@@ -2,28 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-
-import pytest
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "ci-artifacts"
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    from tests.browser import chrome
-
-    driver = chrome(tmp_path_factory.mktemp("chrome"))
-    if driver is None:
-        if os.environ.get("RAGRAIL_REQUIRE_BROWSER") == "1":
-            pytest.fail(
-                "chromium, chromedriver and selenium are required here "
-                "(apt-get install chromium chromium-driver)"
-            )
-        pytest.skip("chromium/chromedriver/selenium not installed")
-    yield driver
-    driver.quit()
 
 
 def visible_cases(driver) -> list[str]:
