@@ -850,3 +850,43 @@ def test_a_python_targets_job_installs_its_requirements_then_runs(cli, venv, tmp
     job = run_job(workflow, "eval", repo, venv)
     assert job.code("eval (exits 1 on any regression)") == 2, show(job)
     assert "No module named 'refundlib'" in show(job)
+
+
+def test_a_requirements_file_in_the_project_folder_is_installed_from_there(tmp_path):
+    """pip reads a requirements file's local paths (``-e .``, ``../lib``) from the folder it
+    runs in, not the file's: the project folder's file is installed from the project folder,
+    the root's from the root. A stand-in ``python`` on PATH records where each ran."""
+    plan = WorkflowPlan(
+        kind="python",
+        target="bot:answer",
+        folder="services/bot",
+        installs=("-r requirements.txt", "-r services/bot/requirements.txt", "./services/bot"),
+    )
+    _, workflow = render(plan)
+    install = step(workflow["jobs"]["eval"], INSTALL_STEP)
+    assert install["run"].splitlines() == [
+        "python -m pip install -r requirements.txt",
+        "(cd services/bot && python -m pip install -r requirements.txt)",
+        "python -m pip install ./services/bot",
+    ]
+    repo = tmp_path / "repo"
+    (repo / "services" / "bot").mkdir(parents=True)
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    log = tmp_path / "calls.txt"
+    (stub / "python").write_text(f'#!/bin/sh\necho "$PWD $*" >> {log}\n')
+    (stub / "python").chmod(0o755)
+    proc = subprocess.run(
+        ["bash", "-e", "-c", install["run"]],
+        cwd=repo,  # the step's working-directory: the repository root
+        env={"PATH": f"{stub}:{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert log.read_text().splitlines() == [
+        f"{repo} -m pip install -r requirements.txt",
+        f"{repo}/services/bot -m pip install -r requirements.txt",
+        f"{repo} -m pip install ./services/bot",
+    ]

@@ -147,6 +147,18 @@ def fail_until_edited(what: str) -> list[str]:
     return ["run: |", f'  echo "::error::{message}"', "  exit 1"]
 
 
+def pip_line(arg: str) -> str:
+    """The shell line installing one of :attr:`WorkflowPlan.installs`, from the repository
+    root. A requirements file in a subfolder is installed from its own folder: pip reads
+    the local paths in it (``-e .``, ``../lib``) from the folder it runs in, so from the
+    root they would name the wrong project, or none."""
+    parts = shlex.split(arg)
+    if len(parts) == 2 and parts[0] == "-r" and "/" in parts[1]:
+        folder, name = parts[1].rsplit("/", 1)
+        return f"(cd {shlex.quote(folder)} && python -m pip install -r {shlex.quote(name)})"
+    return f"python -m pip install {arg}"
+
+
 def install_steps(plan: WorkflowPlan) -> list[str]:
     """The python system's dependencies, from the repository root: what was found, else
     a step to edit that fails until it is edited."""
@@ -155,12 +167,13 @@ def install_steps(plan: WorkflowPlan) -> list[str]:
     head = [f"- name: {INSTALL_STEP}"]
     if plan.installs:
         found = (
-            "Found at the repository root and beside ragrail.toml: each requirements.txt, and "
-            "each pyproject.toml's project with its dependencies. Edit to fit (extras, a lock "
-            "file, a private index)."
+            "Found at the repository root and beside ragrail.toml: each requirements.txt "
+            "(installed from its own folder, which its local paths are relative to), and each "
+            "pyproject.toml's project with its dependencies. Edit to fit (extras, a lock file, "
+            "a private index)."
         )
         body = [*say(found, 8), "run: |"]
-        body += [f"  python -m pip install {visible(arg)}" for arg in plan.installs]
+        body += [f"  {pip_line(visible(arg))}" for arg in plan.installs]
     else:
         target = visible(plan.target)
         module = target.partition(":")[0]
