@@ -23,7 +23,7 @@ from ragrail import scaffold
 from ragrail.project import load_config
 from ragrail.scaffold import InstallSource, copy_example, install_source_from, workflow_text
 from ragrail.scaffold.plan import WorkflowPlan, app_installs, plan_for, repository_root
-from ragrail.scaffold.steps import INSTALL_STEP, START_STEP
+from ragrail.scaffold.steps import INSTALL_STEP, START_STEP, to_do
 from ragrail.scaffold.workflow import fill_blocks
 from tests.fake_llm import FakeLLM
 
@@ -890,3 +890,70 @@ def test_a_requirements_file_in_the_project_folder_is_installed_from_there(tmp_p
         f"{repo}/services/bot -m pip install -r requirements.txt",
         f"{repo} -m pip install ./services/bot",
     ]
+
+
+# ------------------------------------------------------------------ a judge
+
+
+def _env_lines(text: str, job: str) -> list[str]:
+    """The env lines of one job as written (PyYAML keeps the last of two equal keys, so
+    a key written twice is only seen in the text)."""
+    block = text.split(f"\n  {job}:\n", 1)[1].split("\n  # ----", 1)[0]
+    block = re.split(r"\n  [a-z-]+:\n", block, maxsplit=1)[0]  # up to the next job
+    lines = [ln.strip() for ln in block.splitlines() if SECRET_REF.search(ln)]
+    return [ln for ln in lines if not ln.startswith("#")]
+
+
+JUDGED = {
+    "standin": WorkflowPlan(judge="openai", judge_model="gpt-4o-mini"),
+    "claude": WorkflowPlan(
+        kind="pipeline", answerer="anthropic", model="claude-haiku-9", judge="anthropic"
+    ),
+    **{
+        kind: WorkflowPlan(**{**plan.__dict__, "judge": "openai", "judge_model": "gpt-4o-mini"})
+        for kind, plan in OWN.items()
+    },
+}
+
+
+@pytest.mark.parametrize("kind", sorted(JUDGED))
+def test_a_judge_gets_its_key_in_every_eval_job(kind):
+    """[judge] calls a model on every run whatever the system: without its key in the
+    job, `ragrail run` stops with exit 2 ("OPENAI_API_KEY is not set") in CI."""
+    plan = JUDGED[kind]
+    text, workflow = render(plan)
+    var = "ANTHROPIC_API_KEY" if plan.judge == "anthropic" else "OPENAI_API_KEY"
+    ref = f"${{{{ secrets.{var} }}}}"
+    jobs = {"standin": ["offline", "real-model"]}.get(kind, ["eval"])
+    assert [j for j in workflow["jobs"] if j != "real-model-key"] == jobs
+    for job in jobs:
+        assert workflow["jobs"][job]["env"][var] == ref, job
+        lines = _env_lines(text, job)
+        assert len(lines) == len(set(lines)), f"{job}: a key written twice: {lines}"
+    said = " ".join(comments(text).replace("#", " ").split())
+    assert f"The judge ([judge]) grades the answers with {plan.judge}" in said
+    assert f"with the {var} repository secret" in said
+    assert "no keys" not in said  # the stand-in's job is free, the judge is not
+    if kind != "claude":  # there the answerer's key is the judge's, asked for once
+        assert f"add the {var} repository secret (the judge's key)" in to_do(plan)
+    assert "@@" not in text and "secrets." not in SECRET_REF.sub("", text)
+
+
+def test_without_a_judge_the_stand_in_needs_no_key():
+    text, workflow = render(WorkflowPlan())
+    assert "env" not in workflow["jobs"]["offline"]
+    assert workflow["jobs"]["real-model"]["env"] == {
+        "ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}"
+    }
+    assert "The stand-in answerer: deterministic, free, no keys." in text
+    assert to_do(WorkflowPlan()) == []
+
+
+def test_the_plan_reads_the_judge(tmp_path):
+    project = write_project(tmp_path, 'kind = "outputs"\npath = "out.jsonl"')
+    toml = project / "ragrail.toml"
+    toml.write_text(toml.read_text() + '\n[judge]\nprovider = "openai"\nmodel = "gpt-x"\n')
+    plan = plan_for(load_config(toml))
+    assert (plan.judge, plan.judge_model) == ("openai", "gpt-x")
+    bare = write_project(tmp_path / "bare", 'kind = "outputs"\npath = "out.jsonl"')
+    assert plan_for(load_config(bare / "ragrail.toml")).judge == ""

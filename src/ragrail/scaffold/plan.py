@@ -32,7 +32,9 @@ class WorkflowPlan:
     ``target``, ``url`` and ``outputs`` the python, http and outputs systems' settings.
     ``folder`` is the project folder from the repository root (``""``: the root itself).
     ``installs`` are ``pip install`` arguments for the app's dependencies, from the
-    repository root; ``secrets`` the environment variables the system reads.
+    repository root; ``secrets`` the environment variables the system reads; ``judge``
+    the judge's provider when ``[judge]`` turns it on (its key is a secret every eval job
+    needs, whatever the system), ``judge_model`` its model.
     """
 
     kind: str = "pipeline"
@@ -44,6 +46,8 @@ class WorkflowPlan:
     folder: str = ""
     installs: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()
+    judge: str = ""
+    judge_model: str | None = None
 
     @property
     def offline(self) -> bool:
@@ -137,4 +141,6 @@ def plan_for(project: Project, repo: Path | None = None) -> WorkflowPlan:
         folder=folder,
         installs=installs,
         secrets=secrets,
+        judge=project.config.judge.provider or "",
+        judge_model=project.config.judge.model,
     )

@@ -45,6 +45,29 @@ def key_var(plan: WorkflowPlan) -> str:
     return KEY_VARS.get(plan.answerer, f"{plan.answerer.upper()}_API_KEY")
 
 
+def judge_var(plan: WorkflowPlan) -> str:
+    """The environment variable the judge reads its API key from; "" without a judge."""
+    from ragrail.calls.providers import KEY_VARS
+
+    return KEY_VARS.get(plan.judge, f"{plan.judge.upper()}_API_KEY") if plan.judge else ""
+
+
+def judge_says(plan: WorkflowPlan) -> str:
+    """The judge in one sentence, for the comments; "" without one. It calls a model on
+    every run whatever the system, so the job needs its key even for the stand-in."""
+    from ragrail.calls.providers import DEFAULT_MODELS
+    from ragrail.text.guard import visible
+
+    if not plan.judge:
+        return ""
+    model = plan.judge_model or DEFAULT_MODELS.get(plan.judge)
+    named = f"{plan.judge} ({visible(model)})" if model else plan.judge
+    return (
+        f"The judge ([judge]) grades the answers with {named}, with the {judge_var(plan)} "
+        "repository secret."
+    )
+
+
 def local_port(plan: WorkflowPlan) -> tuple[str, int] | None:
     """``(host, port)`` of an http system the job must start itself (a local address);
     None for a service elsewhere, which the job can only call."""
@@ -71,10 +94,18 @@ def system_name(plan: WorkflowPlan) -> str:
 
 
 def describe(plan: WorkflowPlan) -> str:
-    """The system under test in words, for the file's header."""
+    """The system under test in words, for the file's header, and the judge when there
+    is one."""
+    judge = judge_says(plan)
+    return f"{_system_words(plan)} {judge}" if judge else _system_words(plan)
+
+
+def _system_words(plan: WorkflowPlan) -> str:
     from ragrail.calls.providers import DEFAULT_MODELS
     from ragrail.text.guard import visible
 
+    if plan.offline:
+        return "the built-in pipeline over the documents, answered by the offline stand-in."
     if plan.kind == "python":
         return (
             f"your Python function {visible(plan.target)}, imported from the project folder "
@@ -96,7 +127,7 @@ def describe(plan: WorkflowPlan) -> str:
     if plan.kind == "outputs":
         return (
             f"the answers already in {visible(plan.outputs)}: ragrail scores that file and "
-            "calls nothing, so the file must be in the repository when the job runs. After "
+            f"calls nothing{' of yours' if plan.judge else ''}, so the file must be in the repository when the job runs. After "
             "changing your app, answer the golden set with it again and commit the new file "
             "with the change (or produce it in a step before the eval)."
         )
@@ -112,32 +143,48 @@ def describe(plan: WorkflowPlan) -> str:
 
 def job_about(plan: WorkflowPlan) -> str:
     """The one job's own comment: what it runs, and why there is no real-model job."""
+    if plan.offline:
+        return f"The stand-in answerer: deterministic and free. {judge_says(plan)}".strip()
     real = "so this job is the real run and there is no separate real-model job"
-    return {
+    about = {
         "python": f"Your app, called in-process (system.target). It calls its own models, {real}.",
         "http": f"Your service, over HTTP (system.url). It calls its own models, {real}.",
         "outputs": "The outputs file, scored as it is: nothing is called, so no keys and no "
-        "real-model job.",
+        "real-model job."
+        if not plan.judge
+        else "The outputs file, scored as it is: your app is not called, so no real-model job.",
     }.get(plan.kind, f"The built-in pipeline answered by {plan.answerer}, {real}.")
+    judge = judge_says(plan)
+    return f"{about} {judge}" if judge else about
 
 
 def job_settings(plan: WorkflowPlan) -> list[str]:
-    """The job's environment: the secrets the system reads, or where to add them."""
+    """The job's environment: the secrets the system and the judge read, or where to add
+    them."""
+    judge = [judge_var(plan)] if plan.judge else []
     if plan.kind == "pipeline":
-        return secret_env([key_var(plan)])
+        own = [] if plan.offline else [key_var(plan)]
+        names = list(dict.fromkeys([*own, *judge]))
+        return secret_env(names) if names else []
     if plan.kind == "python":
-        return [
-            *say(
-                "EDIT: the keys your app reads (its model's API key...), as repository secrets "
-                "(Settings > Secrets and variables > Actions) in its environment, for example:",
-                4,
-            ),
-            "# env:",
-            "#   OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}",
-        ]
-    if plan.kind == "http" and plan.secrets:
+        edit = (
+            "EDIT: the keys your app reads (its model's API key...), as repository secrets "
+            "(Settings > Secrets and variables > Actions) in its environment, for example:"
+        )
+        if not judge:
+            return [*say(edit, 4), "# env:", "#   OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}"]
+        example = "ANTHROPIC_API_KEY" if judge[0] == "OPENAI_API_KEY" else "OPENAI_API_KEY"
+        edit = edit.replace("in its environment", "in this env, beside the judge's")
+        return [*say(edit, 4), *secret_env(judge), f"  # {example}: ${{{{ secrets.{example} }}}}"]
+    if plan.kind == "http" and (plan.secrets or judge):
         note = "The variables system.headers reads (${NAME}): add each as a repository secret."
-        return [*say(note, 4), *secret_env(plan.secrets)]
+        if not plan.secrets:
+            note = "The judge's key: add it as a repository secret."
+        elif judge:
+            note = note.replace("(${NAME})", "(${NAME}) and the judge's key")
+        return [*say(note, 4), *secret_env(list(dict.fromkeys([*plan.secrets, *judge])))]
+    if judge:
+        return [*say("The judge's key: add it as a repository secret.", 4), *secret_env(judge)]
     return []
 
 
@@ -260,23 +307,27 @@ def triggers(plan: WorkflowPlan) -> list[str]:
 
 
 def shard_note(plan: WorkflowPlan) -> list[str]:
-    """What the commented shard job needs besides ragrail, for this system."""
-    needs = {
-        "python": f'the eval job\'s env and its step "{INSTALL_STEP}"',
-        "http": f'the eval job\'s steps "{START_STEP}" and "wait for ..."'
-        if local_port(plan)
-        else "",
-        "pipeline": "the eval job's env (the API key)",
-    }.get(plan.kind, "")
+    """What the commented shard job needs besides ragrail, for this system and judge."""
+    job = "offline" if plan.offline else "eval"
+    needs = []
+    if job_settings(plan) and any(line.startswith("env:") for line in job_settings(plan)):
+        needs.append(f"the {job} job's env (its keys)")
+    elif plan.kind == "python":
+        needs.append(f"the {job} job's env (your app's keys)")
+    if plan.kind == "python":
+        needs.append(f'its step "{INSTALL_STEP}"')
+    if plan.kind == "http" and local_port(plan):
+        needs.append(f'its steps "{START_STEP}" and "wait for ..."')
     if not needs:
         return []
-    return say(f"Each shard job also needs {needs}, after installing ragrail.", 2)
+    return say(f"Each shard job also needs {' and '.join(needs)}, after installing ragrail.", 2)
 
 
 def system_blocks(plan: WorkflowPlan) -> dict[str, list[str]]:
-    """The blocks that fit the template to ``plan``'s system: none for the stand-in."""
+    """The blocks that fit the template to ``plan``'s system: none for the stand-in
+    without a judge; with one, its key in both jobs and its words in the comments."""
     if plan.offline:
-        return {}
+        return judge_blocks(plan) if plan.judge else {}
     steps = {"python": install_steps, "http": service_steps, "outputs": outputs_steps}
     make_steps = steps.get(plan.kind)
     return {
@@ -288,6 +339,24 @@ def system_blocks(plan: WorkflowPlan) -> dict[str, list[str]]:
         "job-settings": job_settings(plan),
         "system-steps": make_steps(plan) if make_steps else [],
         "real-model": [],
+        "shard-note": shard_note(plan),
+    }
+
+
+def judge_blocks(plan: WorkflowPlan) -> dict[str, list[str]]:
+    """The stand-in's workflow with a judge: the offline job calls the judge's model, so
+    it gets the key; the real-model job already has ANTHROPIC_API_KEY, and gets another
+    judge's key beside it."""
+    var = judge_var(plan)
+    return {
+        "about": say(
+            f"The system under test, as ragrail.toml's [system] says: {describe(plan)}", 0
+        ),
+        "job-about": say(job_about(plan), 4),
+        "job-settings": job_settings(plan),
+        "real-model-env": []
+        if var == "ANTHROPIC_API_KEY"
+        else [f"{var}: ${{{{ secrets.{var} }}}}"],
         "shard-note": shard_note(plan),
     }
 
@@ -309,4 +378,7 @@ def to_do(plan: WorkflowPlan) -> list[str]:
         todo += [f"add the {name} repository secret" for name in plan.secrets]
     if plan.kind == "outputs":
         todo.append(f"commit {visible(plan.outputs)} with each change to your app")
+    var = judge_var(plan)
+    if var and not (plan.kind == "pipeline" and not plan.offline and var == key_var(plan)):
+        todo.append(f"add the {var} repository secret (the judge's key)")
     return todo
