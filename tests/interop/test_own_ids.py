@@ -248,3 +248,69 @@ def test_hf_reads_context_ids_from_a_named_column(cli, tmp_path):
     assert r.code == 0, r.err
     (record,) = read_jsonl(folder / "o.jsonl")
     assert record["contexts"][0]["id"] == "returns.md#4"
+
+
+def test_the_import_says_which_answers_cite_ids_their_contexts_lack(cli, tmp_path):
+    """Without the contexts' ids the app's citations cannot be kept: the import says so,
+    naming the answers, instead of leaving a 1-of-4 pass rate to be found later. With
+    the ids, only the answer that cited a chunk it was never given (as scored directly)."""
+    folder = _folder(tmp_path, "lines")
+    (folder / "no-ids.jsonl").write_text(_ragas_file(APP_RUN, ids=False))
+    r = cli("import", "ragas", "no-ids.jsonl", "--outputs", "a.jsonl", cwd=folder)
+    assert r.code == 0, r.err
+    (line,) = [ln for ln in r.out.splitlines() if "contexts carr" in ln]
+    assert line == (
+        "  4 answers cite ids none of their contexts carry (how-long-do-i-have-to: "
+        "returns.md#4; how-do-i-track-my-parcel: shipping.md#7; how-do-i-change-my-delivery: "
+        "account.md#2; ... 1 more): scored as "
+        "citing a chunk never given. The file gives its contexts no ids, so each got its "
+        "section's id: to keep the app's own, export them with the contexts (RAGAS "
+        "retrieved_context_ids, hf --map context_ids=COLUMN, a trace's document.id)"
+    )
+    (folder / "ids.jsonl").write_text(_ragas_file(APP_RUN))
+    r = cli("import", "ragas", "ids.jsonl", "--outputs", "b.jsonl", cwd=folder)
+    assert r.code == 0, r.err
+    assert [ln for ln in r.out.splitlines() if "contexts carr" in ln] == [
+        "  1 answer cites an id none of its contexts carries (how-do-i-close-my-account: "
+        "billing.md#1): scored as citing a chunk never given"
+    ]
+
+
+def test_a_deepeval_round_trip_keeps_the_apps_ids(cli, tmp_path):
+    """DeepEval keeps a passage's text, not its id: ragrail's export writes the ids beside
+    them in its metadata and the import gives them back, so the run scores as it did
+    (before, every citing answer failed: "cites a chunk it was never given")."""
+    direct = _folder(tmp_path, "direct")
+    (direct / "outputs.jsonl").write_text(_outputs_file(APP_RUN))
+    expected = _verdicts(scores(cli, direct))
+    r = cli("export", "deepeval", "--run", "results.json", "-o", "deepeval.json", cwd=direct)
+    assert r.code == 0, r.err
+    goldens = json.loads((direct / "deepeval.json").read_text())
+    assert goldens[0]["additional_metadata"]["ragrail"]["context_ids"] == [
+        "returns.md#4",
+        "account.md#9",
+    ]
+    back = _folder(tmp_path, "back")
+    shutil.copy(direct / "deepeval.json", back / "deepeval.json")
+    r = cli("import", "deepeval", "deepeval.json", "--outputs", "outputs.jsonl", cwd=back)
+    assert r.code == 0, r.err
+    records = read_jsonl(back / "outputs.jsonl")
+    assert [[c["id"] for c in rec["contexts"]] for rec in records] == [
+        [i for i, _, _ in run["contexts"]] for run in APP_RUN
+    ]
+    assert _verdicts(scores(cli, back)) == expected
+
+
+def test_deepeval_context_ids_that_do_not_pair_are_exit_2(cli, tmp_path):
+    folder = _folder(tmp_path, "bad-ids")
+    golden = {
+        "input": "q",
+        "actual_output": "a",
+        "retrieval_context": [RETURNS, TRACKING],
+        "additional_metadata": {"ragrail": {"context_ids": ["returns.md#4"]}},
+    }
+    (folder / "d.json").write_text(json.dumps([golden]))
+    r = cli("import", "deepeval", "d.json", "--outputs", "o.jsonl", cwd=folder)
+    assert r.code == 2
+    assert "'ragrail.context_ids' must hold one id (a string) per passage" in r.err
+    assert "Traceback" not in r.err

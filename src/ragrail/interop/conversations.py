@@ -26,7 +26,11 @@ from ragrail.errors import InputError
 from ragrail.interop.rows import RawCase, RawContext
 
 OWN = "ragrail"  # the metadata key holding ragrail's own labels of a turn
-OWN_KEYS = frozenset({"sources", "facts", "expect", "tags", "checks", "conversation"})
+# "context_ids": the passages' ids beside a DeepEval retrieval_context, which has no
+# field for them (:func:`ragrail.interop.deepeval.own_ids`); never a label
+OWN_KEYS = frozenset(
+    {"sources", "facts", "expect", "tags", "checks", "conversation", "context_ids"}
+)
 
 
 @dataclass

@@ -10,6 +10,10 @@ source of is written ``deepeval_source=SOURCE,deepeval_context=TEXT``. A test
 run's JSON (``{"testCases": [...]}``, camelCase: ``actualOutput``,
 ``expectedOutput``, ``retrievalContext``) is read too.
 
+DeepEval keeps a passage's text, not its id. ragrail's export writes the ids beside
+them (``context_ids`` in ragrail's metadata of the golden or the assistant turn) and the
+import gives them back, so answers citing their system's own ids still cite them.
+
 ``actual_output`` and ``retrieval_context`` make the outputs file; ``context``
 (DeepEval's ideal retrieval for the input) gives each case its sources, and an
 ``expected_output`` of a few words found in a source becomes its fact; ``name``
@@ -117,11 +121,12 @@ def _conversation(item: dict[str, Any], where: str, dropped: Dropped) -> list[Ra
         mkey, metadata = first_present(
             turn, ("metadata", "additional_metadata", "additionalMetadata")
         )
+        contexts = _contexts(value, f"{key}.{rkey}", where) if rkey else []
         messages.append(
             Message(
                 role=role,
                 content=text_field(turn.get("content"), f"{key}.content", where),
-                contexts=_contexts(value, f"{key}.{rkey}", where) if rkey else [],
+                contexts=own_ids(contexts, metadata, f"{key}.{rkey}", where),
                 own=own_labels(metadata, f"{key}.{mkey}", where) if role == "user" else None,
             )
         )
@@ -162,8 +167,30 @@ def _case(item: Any, where: str) -> RawCase:
     case.reference_contexts = _contexts(item.get("context"), "context", where)
     key, value = first_present(item, ("retrieval_context", "retrievalContext"))
     if key is not None:
-        case.contexts = _contexts(value, key, where)
+        case.contexts = own_ids(_contexts(value, key, where), metadata, key, where)
     return case
+
+
+def own_ids(contexts: list[RawContext], metadata: Any, key: str, where: str) -> list[RawContext]:
+    """``contexts`` with the ids ragrail's export wrote beside them (``context_ids`` under
+    ``ragrail`` in the metadata, one per passage), when it did; else as they are."""
+    own = metadata.get(OWN) if isinstance(metadata, dict) else None
+    ids = own.get("context_ids") if isinstance(own, dict) else None
+    if ids is None:
+        return contexts
+    if (
+        not isinstance(ids, list)
+        or len(ids) != len(contexts)
+        or not all(isinstance(i, str) and i.strip() for i in ids)
+    ):
+        raise InputError(
+            f"metadata '{OWN}.context_ids' must hold one id (a string) per passage of "
+            f"{key!r}: {len(contexts)} passages",
+            where,
+        )
+    for context, context_id in zip(contexts, ids, strict=True):
+        context.id = context_id
+    return contexts
 
 
 def _contexts(value: Any, key: str, where: str) -> list[RawContext]:
@@ -224,9 +251,14 @@ def _golden_record(turn: ExportTurn) -> dict[str, Any]:
         "source_file": None,
         "tools_called": None,
         "expected_tools": None,
-        "additional_metadata": {OWN: turn.labels},
+        "additional_metadata": {OWN: {**turn.labels, **_ids(turn)}},
         "custom_column_key_values": None,
     }
+
+
+def _ids(turn: ExportTurn) -> dict[str, list[str]]:
+    """The passages' ids, beside the passages (DeepEval has no field for them)."""
+    return {"context_ids": [cid for cid, _, _ in turn.contexts]} if turn.contexts else {}
 
 
 def _turn(role: str, content: str, retrieval: list[str] | None, metadata: Any) -> dict[str, Any]:
@@ -249,7 +281,10 @@ def _conversation_record(unit: list[ExportTurn]) -> dict[str, Any]:
     for turn in unit:
         messages.append(_turn("user", turn.question, None, {OWN: turn.labels}))
         if turn.answer is not None:
-            messages.append(_turn("assistant", turn.answer, _marks(turn), None))
+            ids = _ids(turn)
+            messages.append(
+                _turn("assistant", turn.answer, _marks(turn), {OWN: ids} if ids else None)
+            )
     return {
         "scenario": scenario(unit),
         "turns": messages,

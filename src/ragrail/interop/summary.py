@@ -119,7 +119,39 @@ def summary(
             f"written to {outputs}"
         )
         out += use_outputs
+        out += uncited(result)
     return out + [f"note: {note}" for note in raw.notes]
+
+
+def uncited(result: ImportResult) -> list[str]:
+    """A line for the answers citing an id (``[x#n]``) that none of their imported
+    contexts carries: each will score as citing a chunk it was never given. Said apart
+    when the file gave its contexts no ids at all, since then the cause is the file (each
+    context got its section's id), not the answer."""
+    from ragrail.scoring.answers import citation_key, citations
+
+    found: list[str] = []
+    for record in result.records or []:
+        given = {citation_key(str(c["id"])) for c in record["contexts"]}
+        missing = [c for c in citations(record.get("answer") or "") if c not in given]
+        if missing:
+            found.append(f"{record['id']}: {', '.join(dict.fromkeys(missing))}")
+    if not found:
+        return []
+    shown = "; ".join(found[:3]) + (f"; ... {len(found) - 3} more" if len(found) > 3 else "")
+    cite = (
+        "cites an id none of its contexts carries"
+        if len(found) == 1
+        else ("cite ids none of their contexts carry")
+    )
+    line = f"  {_n(len(found), 'answer')} {cite} ({shown}): scored as citing a chunk never given"
+    if not any(ctx.id for case in result.raw.cases for ctx in case.contexts or []):
+        line += (
+            ". The file gives its contexts no ids, so each got its section's id: to keep the "
+            "app's own, export them with the contexts (RAGAS retrieved_context_ids, hf "
+            "--map context_ids=COLUMN, a trace's document.id)"
+        )
+    return [line]
 
 
 def _read(turns_of: list[int | None]) -> str:
