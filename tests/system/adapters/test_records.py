@@ -91,6 +91,31 @@ def test_sources_as_apps_return_them_are_read_as_their_documents():
     assert trace.retrieved[0].source == "npm-ci.md"  # the given trace unchanged
 
 
+def test_cited_sources_are_read_as_the_ids_of_that_documents_contexts():
+    """A LangChain chain's sources (file names, paths, URLs) given as ``cited``: each names
+    the contexts of its document (both chunks of npm-ci here), an id stays an id, and a
+    source that names nothing given stays as written (scored as never given)."""
+    from ragrail.records.trace import Sample
+
+    retrieved = [
+        chunk("a", "docs/npm-ci.md", 1),
+        chunk("b", "docs/npm-audit.md", 2),
+        chunk("c", "npm-ci.md", 3),
+    ]
+    trace = Trace(
+        case_id="q",
+        retrieved=retrieved,
+        cited=["docs/npm-ci.md", "b", "docs/other.md"],
+        samples=[Sample(answer="x", cited=["https://docs.npmjs.com/cli/npm-audit.html"])],
+    )
+    [named] = named_sources([trace], NAMES)
+    assert named.cited == ["a", "c", "b", "docs/other.md"]
+    assert named.samples[0].cited == ["b"]
+    assert trace.cited == ["docs/npm-ci.md", "b", "docs/other.md"]  # the given trace unchanged
+    ids = Trace(case_id="q", retrieved=retrieved, cited=["c", "a"])
+    assert named_sources([ids], NAMES)[0].cited == ["c", "a"]  # ids: nothing to read
+
+
 def test_a_trace_already_named_is_kept_as_it_is():
     trace = Trace(case_id="q", retrieved=[chunk("npm-ci#1", "npm-ci")])
     assert named_sources([trace], NAMES)[0] is trace

@@ -4,7 +4,7 @@ contexts, validated strictly, and the trace it becomes."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Annotated
 
 from pydantic import (
@@ -137,8 +137,9 @@ def record_to_trace(
 def named_sources(traces: Sequence[Trace], names: DocumentNames) -> list[Trace]:
     """The traces with each context's source read as the document it names
     (:class:`ragrail.text.names.DocumentNames`: by name, file name, path or URL, in any
-    case), else as the one its id names; a context naming none keeps its source. A trace
-    whose sources all stay is returned as it is, not copied."""
+    case), else as the one its id names; a context naming none keeps its source. A
+    ``cited`` source (a file name, a path) is read as the ids of that document's contexts
+    (:func:`_cited_ids`). A trace whose sources all stay is returned as it is, not copied."""
     if not len(names):
         return list(traces)
     seen: dict[str, str | None] = {}  # each distinct source is read once per call
@@ -163,6 +164,13 @@ def named_sources(traces: Sequence[Trace], names: DocumentNames) -> list[Trace]:
         retrieved = renamed(trace.retrieved)
         if retrieved is not None:
             update["retrieved"] = retrieved
+        final = trace.retrieved if retrieved is None else retrieved
+        cited = _cited_ids(trace.cited, trace.retrieved, final, read)
+        if cited is not trace.cited:
+            update["cited"] = cited
+        samples = [(s, _cited_ids(s.cited, trace.retrieved, final, read)) for s in trace.samples]
+        if any(c is not s.cited for s, c in samples):
+            update["samples"] = [s.model_copy(update={"cited": c}) for s, c in samples]
         stages = [(s, renamed(s.contexts)) for s in trace.stages]
         if any(r is not None for _, r in stages):
             update["stages"] = [
@@ -170,6 +178,33 @@ def named_sources(traces: Sequence[Trace], names: DocumentNames) -> list[Trace]:
             ]
         out.append(trace.model_copy(update=update) if update else trace)
     return out
+
+
+def _cited_ids(
+    cited: list[str] | None,
+    given: list[RetrievedChunk],
+    named: list[RetrievedChunk],
+    read: Callable[[str], str | None],
+) -> list[str] | None:
+    """``cited`` with each entry that is no given context's id but a given context's
+    source, as returned or as the document it names, read as the ids of the contexts of
+    that document: a LangChain chain's sources are file names or paths, not ids. ``given``:
+    the contexts as returned, ``named``: the same with their sources read as documents.
+    The same list when nothing is read (most runs: ids are cited)."""
+    if not cited:
+        return cited
+    ids = {c.id for c in given}
+    if all(x in ids for x in cited):
+        return cited
+    out: list[str] = []
+    for x in cited:
+        doc = None if x in ids else read(x)
+        same = [] if x in ids else [
+            c.id for c, n in zip(given, named, strict=True)
+            if c.source == x or (doc is not None and n.source == doc)
+        ]  # fmt: skip
+        out.extend(same or [x])  # an entry naming nothing given stays: "never given"
+    return list(dict.fromkeys(out))
 
 
 def unknown_sources(traces: Iterable[Trace], names: DocumentNames, compared: str) -> str | None:
