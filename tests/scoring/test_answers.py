@@ -49,8 +49,9 @@ SOURCES = {"n1": "reset-password", "n2": "sso"}  # LlamaIndex-style node ids -> 
 def test_contexts_the_system_says_it_used_count_as_citations():
     answer = "The link expires after 30 minutes."  # no markers, as LlamaIndex answers
     assert check_answer(["30 minutes"], ["reset-password"], answer, SOURCES, used=["n1"]) == []
+    # an opaque id says nothing of its article: the problem names it
     assert check_answer(["30 minutes"], ["reset-password"], answer, SOURCES, used=["n2"]) == [
-        "wrong article cited (n2)"
+        "wrong article cited (n2 from sso)"
     ]
     assert check_answer(["30 minutes"], ["reset-password"], answer, SOURCES, used=["n9"]) == [
         "cites a chunk it was never given (n9)"
@@ -78,7 +79,7 @@ def test_without_the_requirement_no_citation_passes_but_a_bad_one_still_fails():
 
     assert check("30 minutes.", []) == []
     assert check("30 minutes [n7#1].", []) == ["cites a chunk it was never given (n7#1)"]
-    assert check("30 minutes.", ["n2"]) == ["wrong article cited (n2)"]
+    assert check("30 minutes.", ["n2"]) == ["wrong article cited (n2 from sso)"]
     assert check("1 hour.", []) == ['missing "30 minutes"']
 
 

@@ -409,8 +409,15 @@ def check_answer(
         if require_citation:
             problems.append("no citation")
     elif not any(known[cid] in sources for cid in cited):
-        problems.append(f"wrong article cited ({', '.join(dict.fromkeys(cited))})")
+        shown = ", ".join(_with_article(cid, known[cid]) for cid in dict.fromkeys(cited))
+        problems.append(f"wrong article cited ({shown})")
     return problems
+
+
+def _with_article(cid: str, source: str) -> str:
+    """A cited id as a problem names it: with the article it came from when the id does
+    not say it (a framework's opaque node id: ``9f2c... from npm-ci``); ``sso#1`` as it is."""
+    return cid if cid.rpartition("#")[0] == slug(source) else f"{cid} from {source}"
 
 
 def answer_correctness(
