@@ -30,12 +30,19 @@ from ragrail.text.matching import (
         ("logs", "Look in the _logs folder.", False),  # ... and so it binds "logs" too
         ("__init__", "Edit init.", False),
         ("__init__", "Edit `__init__.py` first.", True),  # a code span is as written
-        ("__init__", "Edit __init__.py first.", False),  # bare: bold "init", as Markdown has it
+        # bare, Markdown pairs the "__" as bold "init": the fact's own marks are in the
+        # text as written, and that is where it is looked for too
+        ("__init__", "Edit __init__.py first.", True),
+        ("__init__", "Define it in the __init__ file.", True),
+        ("__init__", "Run git init, then edit init.py.", False),  # its marks are its own
+        ("init", "Edit __init__.py first.", True),  # as rendered: bold "init"
+        ("__init__", "Edit __init__py first.", False),  # "__init__py" is one word
         ("npm ci", "Run **npm ci** now.", True),
         ("npm ci", "Run **`npm ci`** now.", True),
         ("npm ci", "Run `npm ci` now.", True),
         ("*args", "Pass `*args` through.", True),
-        ("**30 days**", "within **30 days**", False),  # a fact's marks are never markup
+        ("**30 days**", "within **30 days**", True),  # the fact as written is there
+        ("**30 days**", "within 30 days", False),  # a fact's marks are never markup
         ("**30 days**", "within `**30 days**`", True),
     ],
 )
@@ -47,6 +54,15 @@ def test_fact_needles_are_the_fact_as_written() -> None:
     assert parse_fact("_Logs").needles == ("_logs",)
     assert parse_fact({"any": ["__init__", "**Init**"]}).needles == ("__init__", "**init**")
     assert find("_logs", normalise("the `_logs` folder")) == (4, 9)
+
+
+def test_a_fact_found_as_written_maps_onto_the_text_without_markup() -> None:
+    text = normalise("Edit __init__.py and **x**.")
+    assert text == "edit init.py and x."
+    assert find("__init__", text) == (5, 9)  # "init": its marks were dropped from the text
+    # a normalised text that lost its memory of the marks (sliced, joined) finds as before
+    assert find("__init__", str(text)) is None
+    assert original_spans(["__init__"], "Edit __init__.py first.") == [(7, 11)]
 
 
 def test_highlights_point_at_the_fact_inside_the_code_marks() -> None:

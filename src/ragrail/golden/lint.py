@@ -58,13 +58,25 @@ def lint_golden(
             problem("has facts but no sources")
         known = [s for s in case.sources if s in texts]
         for fact in case.facts:
-            if known and not any(find(fact, texts[s]) is not None for s in known):
+            if not known:
+                continue
+            bare = _without_markup(fact)
+            if not any(find(fact, texts[s]) is not None for s in known):
                 message = f'fact "{fact}" not found in {", ".join(known)}'
-                bare = _without_markup(fact)
                 if bare is not None and any(find(bare, texts[s]) is not None for s in known):
                     # a fact is matched as written, its own * _ ` included (text.markup)
                     message += f' (written with Markdown marks; "{bare}" is there)'
                 problem(message)
+            elif bare is not None and ("*" in fact or "`" in fact):
+                # found as the document writes it, marks and all: an answer that writes
+                # it plainly will not match (an identifier's __ pair is no emphasis)
+                problems.append(
+                    LintProblem(
+                        where, case.id, f'fact "{fact}" is written with Markdown marks: only an '
+                        f'answer that writes them too has it ("{bare}" without them)',
+                        warning=True, conversation=case.conversation, turn=case.turn,
+                    )
+                )  # fmt: skip
     problems.extend(_near_duplicates(golden, language=language))
     problems.extend(_short_conversations(golden))
     used = {s for case in golden.cases for s in case.relevance}

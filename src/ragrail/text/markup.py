@@ -4,6 +4,11 @@ Models and help centers write ``within **30 days**`` or ``run `npm ci```; a fact
 matched in the text without those marks (:mod:`ragrail.text.matching`). Only marks
 that pair up are markup: ``_logs``, ``snake_case`` and ``5 * 3`` keep theirs, and a
 code span keeps its text as written (```__init__.py``` is ``__init__.py``).
+
+A text with markup dropped is an :class:`Unmarked` string that keeps the text as written,
+so a fact with marks of its own (``__init__``) is also looked for where Markdown would
+pair them (a bare ``__init__.py``, bold ``init`` as rendered): the fact's own characters
+are never dropped from it, and the text as written is where they are.
 """
 
 from __future__ import annotations
@@ -108,6 +113,55 @@ def markup_spans(text: str) -> list[tuple[int, int]]:
         if opens and a < b:
             stack.append([mark, a, b])
     return sorted(drop)
+
+
+class Unmarked(str):
+    """A text without its markup that remembers the text as written (``marked``) and
+    the marks dropped from it (``dropped``, spans of ``marked``), so a span found in
+    ``marked`` maps onto this text (:meth:`from_marked`)."""
+
+    marked: str
+    dropped: tuple[tuple[int, int], ...]
+
+    def __new__(cls, marked: str, dropped: Iterable[tuple[int, int]]) -> Unmarked:
+        dropped = tuple(dropped)
+        pieces: list[str] = []
+        at = 0
+        for a, b in dropped:
+            pieces.append(marked[at:a])
+            at = b
+        pieces.append(marked[at:])
+        self = super().__new__(cls, "".join(pieces))
+        self.marked = marked
+        self.dropped = dropped
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Unmarked, (self.marked, self.dropped))
+
+    def _at(self, k: int) -> int:
+        """Where position ``k`` of ``marked`` falls in this text: k less the marks
+        dropped before it (a position inside a dropped run falls at its end)."""
+        out = k
+        for a, b in self.dropped:
+            if a >= k:
+                break
+            out -= min(b, k) - a
+        return out
+
+    def from_marked(self, span: tuple[int, int]) -> tuple[int, int]:
+        """A span of ``marked`` as a span of this text (``__init__`` in ``__init__.py``
+        is ``init`` in ``init.py``)."""
+        return self._at(span[0]), self._at(span[1])
+
+
+def unmark_keeping(text: str) -> str:
+    """``text`` without its markup: an :class:`Unmarked` (which remembers ``text``) when
+    some was dropped, else ``text`` itself."""
+    if not has_marks(text):
+        return text
+    spans = markup_spans(text)
+    return Unmarked(text, spans) if spans else text
 
 
 def unmark(text: str) -> str:

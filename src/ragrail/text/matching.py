@@ -33,8 +33,11 @@ them, so a Devanagari word is not found inside a longer one.
 removed from it: its ``*``, ``_`` and `````` ` `````` are its own characters. The fact
 ``_logs`` is found in ``the _logs folder`` and in ``the `_logs` folder`` but not in
 ``your npm logs``; ``__init__`` is found in ``run `__init__.py```` (a code span keeps
-its text) but not in a bare ``__init__.py``, whose ``__`` pair at word edges is bold
-markup, as Markdown renders it (write such names in code marks).
+its text) and in ``edit __init__.py``: a fact with marks of its own is also looked for
+in the text as written (:class:`~ragrail.text.markup.Unmarked`), where Markdown would
+pair those marks as bold, and the span found is mapped onto the text without markup. A
+fact without marks is never looked for there: ``init`` is not found in ``__init__.py``
+by this route, only as the text without markup has it.
 
 **Facts** come in three forms (:class:`Fact`): a string; ``{"any": ["10%", "10
 percent"]}``, found when one alternative is; ``{"regex": "..."}``, searched in the
@@ -53,7 +56,7 @@ from typing import Annotated, Any
 
 from pydantic import PlainSerializer, PlainValidator
 
-from ragrail.text.markup import has_marks, markup_spans, unmark
+from ragrail.text.markup import Unmarked, has_marks, markup_spans, unmark_keeping
 
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 # Regexes, not str.translate: translate with a mapping walks non-ASCII text 50x slower.
@@ -96,10 +99,13 @@ def _fold(text: str) -> str:
 def normalise(text: str) -> str:
     """The text as facts are matched in it (see the module docstring); cached, since the
     same chunk is normalised for retrieval, relevance and diagnosis of many questions."""
-    # split() breaks at the characters regex \s matches (str.isspace), many times faster
+    # split() breaks at the characters regex \s matches (str.isspace), many times faster.
+    # Markup pairs the same before and after the white space is collapsed (a space is a
+    # space however long the run), and a dropped mark touches a non-space on its inner
+    # side, so collapsing first leaves no two spaces together.
     if text.isascii():
-        return " ".join(unmark(text.lower()).split())
-    return " ".join(unmark(_fold(text)).split())
+        return unmark_keeping(" ".join(text.lower().split()))
+    return unmark_keeping(" ".join(_fold(text).split()))
 
 
 @lru_cache(maxsize=8192)
@@ -170,6 +176,7 @@ class Fact(str):
     values: tuple[str, ...]
     needles: tuple[str, ...]  # the normalised texts ("text", "any")
     pattern: re.Pattern[str] | None
+    marked: bool  # has marks of its own: also looked for in the text as written
 
     def __new__(cls, kind: str, values: Iterable[str]) -> Fact:
         values = tuple(values)
@@ -184,6 +191,7 @@ class Fact(str):
         self.values = values
         self.needles = tuple(normalise_fact(v) for v in values) if kind != "regex" else ()
         self.pattern = re.compile(values[0], re.IGNORECASE) if kind == "regex" else None
+        self.marked = any(has_marks(v) for v in values)
         return self
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -273,6 +281,8 @@ def find_all(fact: str, normalised_text: str) -> list[tuple[int, int]]:
     sorted by start."""
     fact = as_fact(fact)
     spans = {s for s in _candidates(fact, normalised_text) if at_boundaries(normalised_text, *s)}
+    if fact.marked and isinstance(normalised_text, Unmarked):
+        spans.update(map(normalised_text.from_marked, find_all(fact, normalised_text.marked)))
     return sorted(spans)
 
 
@@ -280,6 +290,14 @@ def find(fact: str, normalised_text: str) -> tuple[int, int] | None:
     """The first span of ``normalised_text`` (from :func:`normalise`) matching the fact,
     or None. Callers normalise a text once and search it for many facts."""
     fact = as_fact(fact)
+    span = _find(fact, normalised_text)
+    if span is None and fact.marked and isinstance(normalised_text, Unmarked):
+        found = _find(fact, normalised_text.marked)
+        return None if found is None else normalised_text.from_marked(found)
+    return span
+
+
+def _find(fact: Fact, normalised_text: str) -> tuple[int, int] | None:
     if fact.kind == "text":  # one needle: the first occurrence at token boundaries
         needle = fact.needles[0]
         at = normalised_text.find(needle)
@@ -348,11 +366,12 @@ def _folded_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
     # Markup found after the white space is collapsed is the markup normalise() finds
     # before: pairing sees a space as a space however long the run, and an end as one.
     # A dropped mark touches a non-space on its inner side, so no two spaces meet.
-    drop = {k for a, b in markup_spans(folded) for k in range(a, b)} if has_marks(folded) else ()
-    if not drop:
+    spans = markup_spans(folded) if has_marks(folded) else ()
+    if not spans:
         return folded, starts, ends
+    drop = {k for a, b in spans for k in range(a, b)}
     keep = [k for k in range(len(chars)) if k not in drop]
-    return "".join(chars[k] for k in keep), [starts[k] for k in keep], [ends[k] for k in keep]
+    return Unmarked(folded, spans), [starts[k] for k in keep], [ends[k] for k in keep]
 
 
 _NON_SPACE = re.compile(r"\S+")
