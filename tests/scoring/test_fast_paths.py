@@ -13,7 +13,7 @@ import unicodedata
 
 import pytest
 
-from ragrail.scoring import answers, claims
+from ragrail.scoring import answers, claims, markers
 from ragrail.scoring.memo import ScoringCache
 from ragrail.text import matching, tokens
 from ragrail.text.tokens import Analyzer
@@ -113,7 +113,7 @@ def test_slugs_and_citation_keys_of_plain_ids_are_the_ids():
         name = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
         assert matching.slug(name) == _slug_by_loop(name), name
         chunk_id = f"{name}#{rng.choice(['0', '1', '01', '12', 'x'])}"
-        m = answers._CITE_ID.fullmatch(chunk_id)
+        m = markers._CITE_ID.fullmatch(chunk_id)
         expected = f"{_slug_by_loop(m.group(1))}#{int(m.group(2))}" if m else chunk_id
         assert answers.citation_key(chunk_id) == expected, chunk_id
 

@@ -7,13 +7,13 @@ import re
 
 import pytest
 
-from ragrail.scoring import answers, claims, scan
+from ragrail.scoring import answers, claims, markers, scan
 
 # (pattern, the characters every match of it begins with), as the scorers use them
 PATTERNS = [
     (claims._END, claims._END_MARKS),
     (claims._BRACKET, claims._OPENING_BRACKETS),
-    (answers._BRACKETS, "[［【"),
+    (markers._BRACKETS, "[［【"),
     (answers._SENTENCE_END, answers._SENTENCE_MARKS),
 ]
 PIECES = [

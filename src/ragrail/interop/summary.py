@@ -132,8 +132,9 @@ def uncited(result: ImportResult) -> list[str]:
 
     found: list[str] = []
     for record in result.records or []:
-        given = {citation_key(str(c["id"])) for c in record["contexts"]}
-        missing = [c for c in citations(record.get("answer") or "") if c not in given]
+        ids = [str(c["id"]) for c in record["contexts"]]
+        given = set(map(citation_key, ids))
+        missing = [c for c in citations(record.get("answer") or "", None, ids) if c not in given]
         if missing:
             found.append(f"{record['id']}: {', '.join(dict.fromkeys(missing))}")
     if not found:

@@ -79,7 +79,8 @@ def flags_for(conversation: Conversation, options: ScoringOptions) -> tuple[str,
             flags.append(UNFAITHFUL)
     if contexts:
         given = {citation_key(c.id) for c in contexts}
-        if any(cid not in given for cid in citations(answer, cache)):
+        ids = [c.id for c in contexts]
+        if any(cid not in given for cid in citations(answer, cache, ids)):
             flags.append(BAD_CITATION)
     if find_pii(answer, PII_KINDS):
         flags.append(PII)

@@ -279,7 +279,8 @@ def _citations_html(case: CaseResult) -> str:
     given = {citation_key(c.id): c for c in case.trace.retrieved}
     items = []
     used = map(citation_key, case.trace.cited or ())
-    for cid in dict.fromkeys([*citations(case.trace.answer), *used]):
+    ids = [c.id for c in case.trace.retrieved]  # [2] cites the second context
+    for cid in dict.fromkeys([*citations(case.trace.answer, None, ids), *used]):
         chunk = given.get(cid)
         if chunk is None:
             items.append(f"<li class='fail'>{escape(cid)}: never given to the model</li>")

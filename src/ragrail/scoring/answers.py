@@ -3,14 +3,10 @@
 ``check_answer`` returns a list of problems; an empty list is a pass. Facts are found
 with :mod:`ragrail.text.matching`, the matcher every other score uses.
 
-**Citations** are chunk ids in brackets: ``[refund-policy#2]``. Models write them
-loosely, so whitespace inside the brackets (``[sso #1]``, ``[ sso#1 ]``), full-width
-brackets (``［sso#1］``, ``【sso#1】``), several ids in one pair of brackets
-(``[sso#1, plans#2]``) and the document's name in place of its slug
-(``[Refund Policy#2]``) are all read; an id is compared by its slug
-(:func:`citation_key`), so ``[SSO#1]`` cites ``sso#1``. A system may instead say which
-contexts its answer used (``cited``: their ids, as LlamaIndex's ``source_nodes``);
-those ids count as citations written in the answer would.
+**Citations** are chunk ids in brackets, ``[refund-policy#2]``, read as models write them
+(:mod:`ragrail.scoring.markers`). A system may instead say which contexts its answer used
+(``cited``: their ids, as LlamaIndex's ``source_nodes``); those ids count as citations
+written in the answer would.
 
 **Abstention**: an answer abstains when it *is* "I don't know": after leading
 punctuation and politeness ("Sorry,", "Unfortunately,", "Leider", "申し訳ありませんが")
@@ -30,8 +26,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from ragrail.scoring import scan
+from ragrail.scoring.markers import citation_key, citations, cites
 from ragrail.scoring.memo import ScoringCache
-from ragrail.text.matching import PLAIN_SLUG, as_fact, at_boundaries, find, normalise, slug
+from ragrail.text.matching import as_fact, at_boundaries, find, normalise, slug
 
 __all__ = [
     "DEFAULT_ABSTAIN_PHRASES",
@@ -46,13 +43,6 @@ __all__ = [
     "opens_with",
     "slug",
 ]
-
-# A bracket pair, ASCII or full-width; its content is read as ids when every part is one.
-_BRACKETS = re.compile(r"[\[［【]([^\[\]［］【】\n]{1,500})[\]］】]")
-_CITE_ID = re.compile(r"\s*([^#]*?[^#\s])\s*#\s*(\d+)\s*")
-_PARTS = re.compile(r"[,;、，；]")
-# An id that is its own citation key: a plain slug, "#", a number without leading zeros.
-_PLAIN_ID = re.compile(rf"{PLAIN_SLUG}#(?:0|[1-9][0-9]*)")
 
 DEFAULT_ABSTAIN_PHRASES: tuple[str, ...] = (
     # English
@@ -315,43 +305,6 @@ def _first_opens_with(first: str, phrases: Iterable[str]) -> bool:
     return False
 
 
-@lru_cache(maxsize=16_384)
-def citation_key(chunk_id: str) -> str:
-    """How a chunk id is compared with a citation: ``<slug>#<n>``, or the id as it is
-    when it has no ``#<n>`` (an id from another system)."""
-    if _PLAIN_ID.fullmatch(chunk_id):
-        return chunk_id
-    m = _CITE_ID.fullmatch(chunk_id)
-    return f"{slug(m.group(1))}#{int(m.group(2))}" if m else chunk_id
-
-
-def citations(answer: str, cache: ScoringCache | None = None) -> list[str]:
-    """The chunk ids the answer cites, in order, as :func:`citation_key` reads them;
-    with a run's ``cache``, read once per distinct answer."""
-    if cache is not None:
-        memo = cache.table("citations")
-        seen = memo.get(answer)
-        if seen is None:
-            seen = memo.put(answer, tuple(citations(answer)))
-        return list(seen)
-    out: list[str] = []
-    for bracket in scan.finditer(_BRACKETS, answer, "[［【"):
-        parts = [_CITE_ID.fullmatch(p) for p in _PARTS.split(bracket.group(1))]
-        if all(parts):
-            out.extend(f"{slug(m.group(1))}#{int(m.group(2))}" for m in parts if m)
-    return out
-
-
-def cites(
-    answers: Iterable[str | None],
-    cited: Sequence[str] | None = None,
-    cache: ScoringCache | None = None,
-) -> bool:
-    """Whether any of ``answers`` cites something (an ``[id]`` read by :func:`citations`,
-    valid or not) or the system named a context its answer used (``cited``)."""
-    return bool(cited) or any(a and citations(a, cache) for a in answers)
-
-
 def missing_facts(
     facts: Sequence[str], answer: str, cache: ScoringCache | None = None
 ) -> list[str]:
@@ -398,7 +351,8 @@ def check_answer(
     if missing is None:
         missing = missing_facts(facts, answer, cache)
     problems = [f'missing "{fact}"' for fact in missing]
-    cited = citations(answer, cache)
+    ids = list(given) if isinstance(given, dict | list | tuple | Mapping) else ()
+    cited = citations(answer, cache, ids)
     if used:
         cited = list(dict.fromkeys([*cited, *map(citation_key, used)]))
     known = _given_sources(given)

@@ -30,7 +30,12 @@ def any_cited(traces: Iterable[Trace], cache: ScoringCache | None = None) -> boo
     """Whether any answer of the traces (each repeat too) cites something, or any system
     said which contexts an answer used."""
     return any(
-        cites([t.answer, *[s.answer for s in t.samples]], t.cited, cache)
+        cites(
+            [t.answer, *[s.answer for s in t.samples]],
+            t.cited,
+            cache,
+            [c.id for c in t.retrieved],
+        )
         or any(s.cited for s in t.samples)
         for t in traces
     )

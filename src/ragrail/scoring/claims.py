@@ -1,9 +1,9 @@
 """Deterministic faithfulness: split an answer into claims, check each against the context.
 
-Claims: citation markers (``[refund-policy#2]``, ``[sso #1]``, ``【sso#1】``) are
-removed first. The answer is split into lines, each line into sentences, each
-sentence into clauses at commas, semicolons and colons and at a clause-joining
-"and"/"but":
+Claims: citation markers (``[refund-policy#2]``, ``[sso #1]``, ``【sso#1】``, a source's
+number ``[1]``, a framework's node id) are removed first. The answer is split into lines,
+each line into sentences, each sentence into clauses at commas, semicolons and colons and
+at a clause-joining "and"/"but":
 
 - a sentence ends at ``.``, ``!`` or ``?`` followed by a space, and at ``。``,
   ``！``, ``？``, ``।``, ``॥`` and ``؟`` wherever they stand;
@@ -57,11 +57,16 @@ from ragrail.scoring.memo import ScoringCache
 from ragrail.text.tokens import ascii_digits, is_cjk, terms
 from ragrail.text.tokens import term_set as _term_set
 
-# A citation as ragrail.scoring.answers.citations reads one: a bracket pair (ASCII,
-# fullwidth or lenticular) every part of which is an id#n ("[sso #1]", "[sso#1, plans#2]").
+# A citation as ragrail.scoring.markers.citations reads one: a bracket pair (ASCII,
+# fullwidth or lenticular) every part of which is an id#n ("[sso #1]", "[sso#1, plans#2]"),
+# a source's number ("[1]", "[1, 3]") or a framework's opaque node id (a UUID or 16+ hex
+# digits). Claims are read without the contexts' ids, so those two forms stand for them.
 _BRACKET = re.compile(r"[\[［【]([^\[\]［］【】\n]{1,500})[\]］】]")
 _OPENING_BRACKETS = "[［【"
-_CITE_PART = re.compile(r"\s*[^#]*?[^#\s]\s*#\s*\d+\s*")
+_CITE_PART = re.compile(
+    r"\s*(?:[^#]*?[^#\s]\s*#\s*\d+|[1-9][0-9]{0,2}"
+    r"|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|[0-9a-fA-F]{16,64})\s*"
+)
 _CITE_SEPARATORS = re.compile(r"[,;、，；]")
 _LINES = re.compile(r"\s*\n\s*")
 # A sentence end: . ! ? followed by white space (after any closing quote or
