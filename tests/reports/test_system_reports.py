@@ -47,10 +47,10 @@ def test_citations_not_required_is_one_line_beside_the_answers():
     lines = totals_lines(run)
     at = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("answers pass"))
     assert lines[at + 1] == (
-        "  citations: not required (no answer of this run cites a source; "
-        '[scoring] require_citation = "auto")'
+        "  citations: not required, no answer cites a source "
+        '([scoring] require_citation = "auto")'
     )
-    assert "<p id='citations'>Citations: not required (no answer" in html.html_report(run)
+    assert "<p id='citations'>Citations: not required, no answer" in html.html_report(run)
     required = run_result([case("a", 1.0, True)])
     assert not any("citations" in ln for ln in totals_lines(required))
     assert "id='citations'" not in html.html_report(required)

@@ -49,8 +49,8 @@ def config(citations: str) -> RunConfig:
 def test_the_scorecard_line_says_why_citations_are_not_required():
     assert citations_note(config("required")) is None
     assert citations_note(config("none cited")) == (
-        "citations: not required (no answer of this run cites a source; "
-        '[scoring] require_citation = "auto")'
+        "citations: not required, no answer cites a source "
+        '([scoring] require_citation = "auto")'
     )
     assert citations_note(config("off")) == (
         "citations: not required ([scoring] require_citation = false)"

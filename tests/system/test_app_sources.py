@@ -97,7 +97,7 @@ def test_file_names_paths_and_urls_score_as_the_documents_they_name(cli, tmp_pat
     out = flat(r.out)
     assert "hit rate@1 100%" in out and "answers pass 100%" in out and "(3 of 3)" in out
     assert (
-        "citations: not required (no answer of this run cites a source; [scoring] "
+        "citations: not required, no answer cites a source ([scoring] "
         'require_citation = "auto")' in out
     )
     assert "warning" not in r.err

@@ -56,8 +56,8 @@ def citations_note(config: RunConfig) -> str | None:
     """The scorecard's one line when answers need not cite, saying why; None when they must."""
     if config.citations == "none cited":
         return (
-            "citations: not required (no answer of this run cites a source; "
-            '[scoring] require_citation = "auto")'
+            "citations: not required, no answer cites a source "
+            '([scoring] require_citation = "auto")'
         )
     if config.citations == "off":
         return "citations: not required ([scoring] require_citation = false)"
