@@ -96,8 +96,9 @@ def import_cmd(
 
     Each context is placed in the document whose text holds it; the report says
     how many could not be placed and names each found in several documents. A
-    context keeps the id the tool recorded (RAGAS retrieved_context_ids, a trace's
-    document.id), so answers citing their system's own ids still cite them.
+    context keeps the id the tool recorded (RAGAS retrieved_context_ids, hf context_ids,
+    a trace's document.id, the ids `ragrail export deepeval` writes beside the
+    passages), so answers citing their system's own ids still cite them.
     Reference contexts give a case its sources; a reference answer of a few words
     found in a source becomes its fact. Paths to put in the project file are
     printed relative to its folder.
