@@ -79,7 +79,7 @@ def test_every_lost_check_is_named_on_one_line_in_the_order_the_answer_faced_the
     (line,) = [c.line() for c in compare(new, base).changes]
     assert line == (
         'WORSE:  q1: fact "x" no longer in the answer; citation no longer valid; '
-        "check 'no_pii' no longer passes; claims no longer all supported by the contexts"
+        "check 'no_pii' no longer passes; now states a claim no context supports"
     )
 
 
@@ -97,7 +97,7 @@ def test_a_passing_answer_that_loses_only_its_claims_support_is_worse():
     (change,) = compare(run(new), base).changes
     assert (change.kind, change.detail) == (
         "WORSE",
-        "claims no longer all supported by the contexts",
+        "now states a claim no context supports",
     )
 
 
@@ -149,7 +149,12 @@ def test_a_fact_retrieval_swapped_for_another_is_worse_though_the_recall_did_not
 def test_a_recall_drop_keeps_its_one_line():
     base = run(case("q1", FAILING, retrieved=("x", "y")))
     new = run(case("q1", FAILING, retrieved=("x",)))
-    assert [c.line() for c in compare(new, base).changes] == ["WORSE:  q1: retrieval 100% -> 50%"]
+    # one line, naming the fact lost when some are still found
+    assert [c.line() for c in compare(new, base).changes] == [
+        'WORSE:  q1: retrieval 100% -> 50%; fact "y" no longer retrieved'
+    ]
+    gone = run(case("q1", FAILING, retrieved=()))
+    assert [c.line() for c in compare(gone, base).changes] == ["WORSE:  q1: retrieval 100% -> 0%"]
 
 
 def test_a_graded_score_that_drops_with_no_check_lost_is_a_lower_line_not_a_regression():
@@ -305,3 +310,24 @@ def test_an_empty_family_says_what_the_repeats_allow():
     assert family_text(3, 320, 1 / 252).endswith(
         "the 3 of 320 tests whose counts could reach significance"
     )
+
+
+def test_an_answer_that_newly_fails_names_what_its_problems_do_not_say():
+    held = {"behaviour": 1, "fact: x": 1, "claims supported": 1, "check: no_pii": 1}
+    base = run(case("q1", held, judge={"polite": True}))
+    lost = {"behaviour": 1, "fact: x": 0, "claims supported": 0, "check: no_pii": 0}
+    new = case("q1", lost, judge={"polite": False})
+    new.problems = ['missing "x"']
+    for baseline in (base, compact(base)):
+        # the missing fact is its problem; the claims, the code check and the judge's
+        # criterion are lost too and no problem says so
+        assert [c.detail for c in compare(run(new), baseline).changes] == [
+            'answer now fails, missing "x"; now states a claim no context supports; '
+            "check 'no_pii' no longer passes; judge criterion 'polite' no longer passes"
+        ]
+    # a check its problems name already is not said twice
+    new.problems = ['missing "x"', 'unsupported claim "it is free"', "no_pii: an email"]
+    assert [c.detail for c in compare(run(new), base).changes] == [
+        'answer now fails, missing "x"; unsupported claim "it is free"; no_pii: an email; '
+        "judge criterion 'polite' no longer passes"
+    ]

@@ -74,12 +74,18 @@ def test_cli_and_pytest_gate_the_app_change_by_change(cli, app):
     r = cli("run", "--no-history", "--json", "r.json", cwd=app)
     assert r.code == 1
     regressed = verdict_of(app)
-    assert regressed["ci-install"] == ['answer now fails, missing "quill ci"']
-    assert regressed["audit-fix"] == [
-        'answer now fails, missing "quill audit fix"; missing "--force"'
+    # a constant states what no context says: the claims' support is lost too, and named
+    assert regressed["ci-install"] == [
+        'answer now fails, missing "quill ci"; now states a claim no context supports'
     ]
-    assert regressed["credit-card"] == ["answer now fails, should say it doesn't know"]
-    assert regressed["debug-logs"] == ["claims no longer all supported by the contexts"]
+    assert regressed["audit-fix"] == [
+        'answer now fails, missing "quill audit fix"; missing "--force"; now states a claim '
+        "no context supports"
+    ]
+    assert regressed["credit-card"] == [  # and what it says instead, no context says
+        "answer now fails, should say it doesn't know; now states a claim no context supports"
+    ]
+    assert regressed["debug-logs"] == ["now states a claim no context supports"]
     assert len(regressed) == 9
     assert "9 questions got worse" in r.out
     p = subprocess.run(
@@ -206,7 +212,10 @@ def test_http_gates_the_same_app(cli, served):
     configure(served, mode="constant")
     r = cli("run", "--no-history", cwd=served)
     assert r.code == 1
-    assert 'WORSE:  ci-install: answer now fails, missing "quill ci"' in worse_lines(r.out)
+    assert any(
+        line.startswith('WORSE:  ci-install: answer now fails, missing "quill ci"; now states')
+        for line in worse_lines(r.out)
+    )
     configure(served, mode="better")
     r = cli("run", "--no-history", cwd=served)
     assert r.code == 0 and "fixed:  debug-logs: answer now passes" in r.out

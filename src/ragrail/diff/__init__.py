@@ -19,10 +19,12 @@ from ragrail.diff.checks import (
     add_graded,
     check_changes,
     facts_lost,
+    facts_no_longer_retrieved,
     graded_drop,
     graded_means,
     judged_checks,
     question_tests,
+    unnamed_losses,
 )
 from ragrail.diff.lines import (
     BaselineCaseLike,
@@ -244,6 +246,9 @@ def _retrieval_change(old: BaselineCaseLike, new: CaseResult, errored: bool) -> 
         return None  # the call failed before retrieval: its recall is unknown, not 0
     kind: Kind = "WORSE" if new_recall < old_recall else "fixed"
     detail = f"retrieval {pct(old.retrieval_recall)} -> {pct(new.retrieval_recall)}"
+    if kind == "WORSE" and new_recall > 0:  # some still found: say which were lost
+        lost = facts_no_longer_retrieved(old, new)
+        detail += "".join(f'; fact "{f}" no longer retrieved' for f in lost)
     return Change(new.id, kind, "retrieval", detail)
 
 
@@ -258,7 +263,8 @@ def _answer_change(old: BaselineCaseLike, new: CaseResult) -> Change | None:
         what = f"answer pass rate {a}/{n} -> {b}/{m}: answer now"
     if new.answer_pass:
         return Change(new.id, "fixed", "answer", f"{what} passes")
-    return Change(new.id, "WORSE", "answer", f"{what} fails, {'; '.join(new.problems)}")
+    said = "; ".join([*new.problems, *unnamed_losses(old, new)])
+    return Change(new.id, "WORSE", "answer", f"{what} fails, {said}")
 
 
 def _error_change(old: BaselineCaseLike, new: CaseResult, answers_compared: bool) -> Change | None:

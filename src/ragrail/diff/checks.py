@@ -89,7 +89,7 @@ def _check_phrase(name: str) -> str:
     elif name == BEHAVIOUR:
         text = "no longer behaves as expected"
     elif name == CLAIMS:
-        text = "claims no longer all supported by the contexts"
+        text = "now states a claim no context supports"
     elif name.startswith(CHECK):
         text = f"check '{name[len(CHECK) :]}' no longer passes"
     elif name.startswith(JUDGE):
@@ -105,12 +105,20 @@ def check_changes(
     """WORSE when a check the question held in the baseline fails now (see
     :func:`_lost`), one line naming every lost check; None when none was lost or the
     baseline does not keep its checks. Judge criteria count once per question."""
+    lost = [_check_phrase(name) for name in _lost_checks(old, new, old_runs)]
+    if not lost:
+        return None
+    return Change(new.id, "WORSE", "answer", "; ".join(lost))
+
+
+def _lost_checks(old: BaselineCaseLike, new: CaseResult, old_runs: int = 1) -> list[str]:
+    """The names of the checks held in the baseline and lost now (:func:`_lost`)."""
     from ragrail.records.results import JUDGE
 
     before = _held(old)
     after = new.held_checks() if new.judge is not None else new.checks
     if not before or before == after:
-        return None
+        return []
     lost = []
     for name, passes in after.items():
         was = before.get(name)
@@ -118,10 +126,32 @@ def check_changes(
             continue
         one = name.startswith(JUDGE)  # a judge criterion judges one answer
         if passes == 0 < was and _lost(was, 1 if one else old_runs, passes):
-            lost.append(_check_phrase(name))
-    if not lost:
-        return None
-    return Change(new.id, "WORSE", "answer", "; ".join(lost))
+            lost.append(name)
+    return lost
+
+
+def unnamed_losses(old: BaselineCaseLike, new: CaseResult) -> list[str]:
+    """What an answer that newly fails also lost that its problems do not say: its claims'
+    support when unsupported claims are no problem (``require_faithful`` off), a code
+    check or a judge criterion. Facts, the citation and the behaviour are its problems."""
+    from ragrail.records.results import CHECK, CLAIMS, JUDGE
+
+    said = "; ".join(new.problems)
+    lost = _lost_checks(old, new, old.answer_runs or 1)
+    claims = [n for n in lost if n == CLAIMS and "unsupported claim" not in said]
+    named = [n for n in lost if n.startswith((CHECK, JUDGE)) and n.split(": ", 1)[1] not in said]
+    return [_check_phrase(n) for n in [*claims, *named]]
+
+
+def facts_no_longer_retrieved(old: BaselineCaseLike, new: CaseResult) -> list[str]:
+    """The facts retrieval found in the baseline and misses now, by label (a fact the
+    baseline did not have cannot be lost); [] when the baseline does not say."""
+    before = _found(old)
+    if not before:
+        return []
+    now = {str(f) for f in new.facts_retrieved}
+    facts = {str(f) for f in new.facts}
+    return [f for f in dict.fromkeys(before) if f in facts and f not in now]
 
 
 def facts_lost(old: BaselineCaseLike, new: CaseResult) -> Change | None:
@@ -133,9 +163,7 @@ def facts_lost(old: BaselineCaseLike, new: CaseResult) -> Change | None:
     before = _found(old)
     if not before or before == new.facts_retrieved:  # a Fact is its label: str equality
         return None
-    now = {str(f) for f in new.facts_retrieved}
-    facts = {str(f) for f in new.facts}
-    lost = [f for f in dict.fromkeys(before) if f in facts and f not in now]
+    lost = facts_no_longer_retrieved(old, new)
     if not lost:
         return None
     text = "; ".join(f'fact "{f}" no longer retrieved' for f in lost)
