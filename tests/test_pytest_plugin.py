@@ -269,8 +269,13 @@ def test_a_question_the_system_fails_on_is_an_error_naming_it(pytester, kitebase
         toml.write('\n[system]\nkind = "python"\ntarget = "bot:answer"\n')
     reprec = pytester.inline_run("--ragrail")
     failures = _failures(reprec)
-    headline = failures["sso-reset"].splitlines()[0]
+    headline, *evidence = failures["sso-reset"].splitlines()
     assert headline.startswith("ERROR: the call failed: ") and "index offline" in headline
+    # it failed before retrieval: no recall of 0% beside it, and it says why none came back
+    assert not any(line.startswith("retrieval: recall") for line in evidence)
+    assert "retrieved: nothing: the call failed first" in evidence
+    assert "retrieval: recall 0% of 1 fact" in failures["lost-phone"].splitlines()
+    assert "retrieved: nothing" in failures["lost-phone"].splitlines()  # answered, found none
     assert "bank-transfer" not in failures  # it should abstain, and does
     assert failures["lost-phone"].splitlines()[0] == "retrieval miss"
     assert len(failures) == 11

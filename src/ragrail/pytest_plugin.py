@@ -361,7 +361,9 @@ def case_failure(case: CaseResult, changes: list[Change]) -> CaseFailed | None:
     if case.cause_detail:
         lines.append(visible(f"  {case.cause_detail}"))
     lines.append(visible(f"question: {case.question}"))
-    if case.facts:
+    # a call that failed before retrieval has no recall to show: 0% would say it missed
+    lost = case.errored and not case.trace.retrieved
+    if case.facts and not lost:
         lines.append(
             f"retrieval: recall {pct(case.retrieval_recall)} of "
             f"{len(case.facts)} fact{'s' if len(case.facts) != 1 else ''}"
@@ -379,7 +381,8 @@ def case_failure(case: CaseResult, changes: list[Change]) -> CaseFailed | None:
         )
         lines.append(visible(f'  missed "{m.fact}": {where}' + (f" ({at})" if at else "")))
     chunks = sorted(case.trace.retrieved, key=lambda c: c.rank)
-    shown = ", ".join(f"{c.id} ({c.score:.2f})" for c in chunks) or "nothing"
+    shown = ", ".join(f"{c.id} ({c.score:.2f})" for c in chunks)
+    shown = shown or ("nothing: the call failed first" if lost else "nothing")
     lines.append(visible(f"retrieved: {shown}"))
     for problem in [*case.problems, *case.check_problems]:
         lines.append(visible(f"problem: {problem}"))
