@@ -112,3 +112,36 @@ def _answer_has_fact(answer: str) -> bool:
 def test_scoring_does_not_take_logs_for_the_logs_folder() -> None:
     assert _answer_has_fact("They are in the `_logs` folder [debugging#1].")
     assert not _answer_has_fact("Check your npm logs [debugging#1].")
+
+
+@pytest.mark.parametrize(
+    ("fact", "text"),
+    [
+        ("*args", "Pass **args** here."),  # bold "args": the fact's * is part of a ** pair
+        ("*args", "Pass **args to it."),  # a run of two marks is not the fact's one
+        ("`npm ci`", "Run ``npm ci`` now."),
+        ("**", "A **bold** word."),  # a fact of marks only leaves nothing to find
+        ("`", "Run `npm ci` now."),
+    ],
+)
+def test_a_fact_is_not_found_in_a_longer_run_of_its_own_marks(fact: str, text: str) -> None:
+    # hostile review of 7d4e1ec: the text as written held "*args" inside "**args**", and
+    # a fact of marks only mapped to an empty span, found, highlighting the rest of the text
+    assert find(fact, normalise(text)) is None
+    assert original_spans([fact], text) == []
+
+
+def test_a_fact_with_marks_is_still_found_where_its_marks_stand_alone() -> None:
+    assert find("*args", normalise("Use *args and **kwargs.")) == (4, 9)
+    assert find("**kwargs", normalise("Use *args and **kwargs.")) == (14, 22)
+
+
+def test_a_text_with_many_marks_maps_many_spans_in_linear_time() -> None:
+    import time
+
+    text = " ".join(["*x*"] * 20_000)  # 20,000 italic x: the fact as written each time
+    began = time.perf_counter()
+    spans = original_spans(["*x"], text)
+    # every mark before each span was counted again per span: 30 s at 8,000, now 0.3 s
+    assert time.perf_counter() - began < 5
+    assert len(spans) == 20_000 and spans[:2] == [(1, 2), (5, 6)]

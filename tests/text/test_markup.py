@@ -33,3 +33,16 @@ from ragrail.text.markup import markup_spans, unmark
 def test_marks_pair_up_as_markup(text: str, spans: list[tuple[int, int]], plain: str) -> None:
     assert markup_spans(text) == spans
     assert unmark(text) == plain
+
+
+def test_unmarked_maps_positions_of_the_text_as_written() -> None:
+    from ragrail.text.markup import Unmarked
+
+    text = Unmarked("a __b__ **c** d", [(2, 4), (5, 7), (8, 10), (11, 13)])
+    assert text == "a b c d"
+    # before, at the start of, inside and after a dropped run, checked by hand
+    assert [text._at(k) for k in (0, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 15)] == [
+        0, 2, 2, 2, 3, 3, 3, 4, 4, 5, 5, 7,
+    ]  # fmt: skip
+    assert text.from_marked((2, 7)) == (2, 3)  # __b__ is b
+    assert Unmarked("x", []).from_marked((0, 1)) == (0, 1)

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Iterable
+from itertools import accumulate
 from typing import Any
 
 # A run of marks, and within one the runs of one mark each (``**`` and `````` ` `````` in
@@ -122,6 +124,8 @@ class Unmarked(str):
 
     marked: str
     dropped: tuple[tuple[int, int], ...]
+    _starts: list[int]
+    _before: list[int]
 
     def __new__(cls, marked: str, dropped: Iterable[tuple[int, int]]) -> Unmarked:
         dropped = tuple(dropped)
@@ -134,6 +138,10 @@ class Unmarked(str):
         self = super().__new__(cls, "".join(pieces))
         self.marked = marked
         self.dropped = dropped
+        # the marks dropped before each run's start: _at bisects them, so mapping every
+        # span of a text with many marks stays n log n, not n * marks
+        self._starts = [a for a, _ in dropped]
+        self._before = list(accumulate((b - a for a, b in dropped), initial=0))
         return self
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -142,12 +150,11 @@ class Unmarked(str):
     def _at(self, k: int) -> int:
         """Where position ``k`` of ``marked`` falls in this text: k less the marks
         dropped before it (a position inside a dropped run falls at its end)."""
-        out = k
-        for a, b in self.dropped:
-            if a >= k:
-                break
-            out -= min(b, k) - a
-        return out
+        i = bisect_left(self._starts, k)  # the runs starting before k
+        if not i:
+            return k
+        a, b = self.dropped[i - 1]
+        return k - self._before[i - 1] - (min(b, k) - a)
 
     def from_marked(self, span: tuple[int, int]) -> tuple[int, int]:
         """A span of ``marked`` as a span of this text (``__init__`` in ``__init__.py``

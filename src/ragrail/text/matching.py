@@ -280,21 +280,35 @@ def find_all(fact: str, normalised_text: str) -> list[tuple[int, int]]:
     """Every span of ``normalised_text`` (from :func:`normalise`) that matches the fact,
     sorted by start."""
     fact = as_fact(fact)
-    spans = {s for s in _candidates(fact, normalised_text) if at_boundaries(normalised_text, *s)}
+    spans = {s for s in _candidates(fact, normalised_text) if _at_edges(fact, normalised_text, *s)}
     if fact.marked and isinstance(normalised_text, Unmarked):
-        spans.update(map(normalised_text.from_marked, find_all(fact, normalised_text.marked)))
+        mapped = map(normalised_text.from_marked, find_all(fact, normalised_text.marked))
+        spans.update(s for s in mapped if s[0] < s[1])  # marks only: nothing is left
     return sorted(spans)
+
+
+def _at_edges(fact: Fact, text: str, start: int, end: int) -> bool:
+    """at_boundaries, and for a fact with marks of its own, no run of its edge mark goes
+    on past the span: ``*args`` is not in ``**args**`` (bold args) nor in ``**args``."""
+    if not at_boundaries(text, start, end):
+        return False
+    if not fact.marked:
+        return True
+    first, last = text[start], text[end - 1]
+    return not (
+        (first in "*`" and start > 0 and text[start - 1] == first)
+        or (last in "*`" and end < len(text) and text[end] == last)
+    )
 
 
 def find(fact: str, normalised_text: str) -> tuple[int, int] | None:
     """The first span of ``normalised_text`` (from :func:`normalise`) matching the fact,
     or None. Callers normalise a text once and search it for many facts."""
     fact = as_fact(fact)
-    span = _find(fact, normalised_text)
-    if span is None and fact.marked and isinstance(normalised_text, Unmarked):
-        found = _find(fact, normalised_text.marked)
-        return None if found is None else normalised_text.from_marked(found)
-    return span
+    if fact.marked:  # rare: the spans with the marks' own rules (_at_edges)
+        spans = find_all(fact, normalised_text)
+        return spans[0] if spans else None
+    return _find(fact, normalised_text)
 
 
 def _find(fact: Fact, normalised_text: str) -> tuple[int, int] | None:
