@@ -93,3 +93,47 @@ def test_an_app_numbering_its_sources_is_held_to_its_citations():
     assert score_case(case, wrong, options).problems == [
         f"wrong article cited ({UUID} from logs)"
     ]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Read the second item with `args[2]`.",
+        "```python\nprint(sys.argv[1])\n```",
+        "```\nleft open: x[3]",
+        "Use ``items[1]`` here.",
+    ],
+)
+def test_a_bracket_in_code_is_an_index_not_a_source_number(answer: str) -> None:
+    # hostile review of 3e459c8: `args[2]` cited the second context, so one code answer
+    # of an app that never cites turned "auto" into "required" and failed every answer
+    assert citations(answer, None, IDS) == []
+    assert not cites([answer], None, None, IDS)
+    assert citation_rule("auto", [Trace(case_id="a", answer=answer, retrieved=_chunks())]) == (
+        False,
+        "none cited",
+    )
+
+
+def test_in_code_an_id_with_its_number_still_cites() -> None:
+    assert citations("See `[install-ci#2]` and [1].", None, IDS) == ["install-ci#2"] * 2
+
+
+def test_the_cached_citations_are_not_changed_by_a_caller() -> None:
+    first = citations("Use quill ci [1].", None, IDS)
+    first.append("x")
+    assert citations("Use quill ci [1].", None, IDS) == ["install-ci#2"]
+
+
+def test_a_bracket_in_code_stays_in_the_claim() -> None:
+    from ragrail.scoring.claims import strip_citations
+
+    assert strip_citations("Run `x[2]` now [1].") == "Run `x[2]` now."
+    assert strip_citations("See `[sso#1]`.") == "See ``."  # the id form, as ever
+
+
+def _chunks() -> list[RetrievedChunk]:
+    return [
+        RetrievedChunk(id=i, source="install-ci", rank=r, score=1.0, text="Run quill ci.")
+        for r, i in enumerate(IDS, 1)
+    ]

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from itertools import filterfalse
 
 from ragrail.scoring import scan
+from ragrail.scoring.markers import CODE  # code's brackets index: `args[1]` stays
 from ragrail.scoring.memo import ScoringCache
 from ragrail.text.tokens import ascii_digits, is_cjk, terms
 from ragrail.text.tokens import term_set as _term_set
@@ -67,6 +68,7 @@ _CITE_PART = re.compile(
     r"\s*(?:[^#]*?[^#\s]\s*#\s*\d+|[1-9][0-9]{0,2}"
     r"|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|[0-9a-fA-F]{16,64})\s*"
 )
+_ID_PART = re.compile(r"\s*[^#]*?[^#\s]\s*#\s*\d+\s*")  # in code, only an id#n cites
 _CITE_SEPARATORS = re.compile(r"[,;、，；]")
 _LINES = re.compile(r"\s*\n\s*")
 # A sentence end: . ! ? followed by white space (after any closing quote or
@@ -150,8 +152,10 @@ def _trim(clause: str) -> str:
 def strip_citations(answer: str) -> str:
     """The answer without its citation markers; other brackets ("[Save]") stay."""
     kept, last = [], 0
+    code = [c.span() for c in CODE.finditer(answer)] if "`" in answer else []
     for m in scan.finditer(_BRACKET, answer, _OPENING_BRACKETS):
-        if all(_CITE_PART.fullmatch(p) for p in _CITE_SEPARATORS.split(m.group(1))):
+        part = _ID_PART if any(a <= m.start() < b for a, b in code) else _CITE_PART
+        if all(part.fullmatch(p) for p in _CITE_SEPARATORS.split(m.group(1))):
             start = m.start()
             while start > last and answer[start - 1].isspace():  # str.isspace is regex \s
                 start -= 1  # the white space before a citation goes with it

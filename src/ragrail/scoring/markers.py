@@ -23,6 +23,8 @@ _BRACKETS = re.compile(r"[\[［【]([^\[\]［］【】\n]{1,500})[\]］】]")
 _CITE_ID = re.compile(r"\s*([^#]*?[^#\s])\s*#\s*(\d+)\s*")
 _PARTS = re.compile(r"[,;、，；]")
 _POSITION = re.compile(r"[1-9][0-9]{0,2}")  # [1] .. [999]: a source's number
+# Code, where brackets index: a fenced block (to the end when left open) or an inline span.
+CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.DOTALL)
 # An id that is its own citation key: a plain slug, "#", a number without leading zeros.
 _PLAIN_ID = re.compile(rf"{PLAIN_SLUG}#(?:0|[1-9][0-9]*)")
 
@@ -48,7 +50,7 @@ def citations(answer: str, cache: ScoringCache | None = None, ids: Sequence[str]
     numbers its sources; a position past the last context is cited as written (``7``),
     a chunk the model was never given."""
     if ids and ("[" in answer or "［" in answer or "【" in answer):
-        return _citations_of(answer, tuple(ids))
+        return list(_citations_of(answer, tuple(ids)))  # a copy: the cache's stays as it is
     if cache is not None:
         memo = cache.table("citations")
         seen = memo.get(answer)
@@ -64,18 +66,23 @@ def citations(answer: str, cache: ScoringCache | None = None, ids: Sequence[str]
 
 
 @lru_cache(maxsize=4096)
-def _citations_of(answer: str, ids: tuple[str, ...]) -> list[str]:
+def _citations_of(answer: str, ids: tuple[str, ...]) -> tuple[str, ...]:
     """:func:`citations` with the contexts' ids (cached: an answer is read for its
-    check, the run's citation rule and the report)."""
+    check, the run's citation rule and the report). In code (a `` `span` `` or a fenced
+    block) a bracket is an index, ``args[1]``, not a position or an id: only ``id#n``."""
     whole = {i.strip(): i for i in ids}
+    code = [m.span() for m in CODE.finditer(answer)] if "`" in answer else []
     out: list[str] = []
     for bracket in scan.finditer(_BRACKETS, answer, "[［【"):
         keys = []
+        in_code = any(a <= bracket.start() < b for a, b in code)
         for part in _PARTS.split(bracket.group(1)):
             m = _CITE_ID.fullmatch(part)
             text = part.strip()
             if m:
                 keys.append(f"{slug(m.group(1))}#{int(m.group(2))}")
+            elif in_code:
+                break
             elif text in whole:
                 keys.append(citation_key(whole[text]))
             elif _POSITION.fullmatch(text):
@@ -85,7 +92,7 @@ def _citations_of(answer: str, ids: tuple[str, ...]) -> list[str]:
                 break
         else:
             out.extend(keys)
-    return out
+    return tuple(out)
 
 
 def cites(
