@@ -331,3 +331,28 @@ def test_an_answer_that_newly_fails_names_what_its_problems_do_not_say():
         'answer now fails, missing "x"; unsupported claim "it is free"; no_pii: an email; '
         "judge criterion 'polite' no longer passes"
     ]
+
+
+def test_a_lost_check_its_problems_name_is_said_once_and_a_label_in_passing_is_not_naming():
+    # hostile review of 600fbd2: the second check of a label is named "contains #2", its
+    # problem says "contains: ...", and the line said the same loss twice; a check called
+    # "a" counted as said by any problem holding the letter a
+    held = {"behaviour": 1, "fact: x": 1, "check: contains": 1, "check: contains #2": 1}
+    base = run(case("q1", held, judge={"polite": True}))
+    lost = {"behaviour": 1, "fact: x": 0, "check: contains": 1, "check: contains #2": 0}
+    new = case("q1", lost, judge={"polite": False})
+    new.problems = [
+        'missing "x"',
+        'contains: does not contain "backup"',
+        "judge: polite failed (rude)",
+    ]
+    assert [c.detail for c in compare(run(new), base).changes] == [
+        'answer now fails, missing "x"; contains: does not contain "backup"; '
+        "judge: polite failed (rude)"
+    ]
+    base = run(case("q1", {"behaviour": 1, "fact: x": 1, "check: a": 1}))
+    new = case("q1", {"behaviour": 1, "fact: x": 0, "check: a": 0})
+    new.problems = ['missing "a fact"']
+    assert [c.detail for c in compare(run(new), base).changes] == [
+        "answer now fails, missing \"a fact\"; check 'a' no longer passes"
+    ]

@@ -5,6 +5,7 @@ recall. Graded scores that dropped with no check lost are shown, never a regress
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ragrail.diff.lines import (
@@ -139,8 +140,24 @@ def unnamed_losses(old: BaselineCaseLike, new: CaseResult) -> list[str]:
     said = "; ".join(new.problems)
     lost = _lost_checks(old, new, old.answer_runs or 1)
     claims = [n for n in lost if n == CLAIMS and "unsupported claim" not in said]
-    named = [n for n in lost if n.startswith((CHECK, JUDGE)) and n.split(": ", 1)[1] not in said]
+    # a problem opens with the check's label ("contains: ...", the second check of a label
+    # being "contains #2" by name) or "judge: <criterion> failed": a label found anywhere
+    # in the text ("a" in 'missing "x"') says nothing
+    problems = new.problems
+    named = [
+        n
+        for n in lost
+        if (n.startswith(CHECK) and not _said(f"{_NTH.sub('', n[len(CHECK) :])}: ", problems))
+        or (n.startswith(JUDGE) and not _said(f"{n} failed", problems))
+    ]
     return [_check_phrase(n) for n in [*claims, *named]]
+
+
+_NTH = re.compile(r" #\d+$")  # a second check of one label: "contains #2"
+
+
+def _said(opening: str, problems: list[str]) -> bool:
+    return any(p.startswith(opening) for p in problems)
 
 
 def facts_no_longer_retrieved(old: BaselineCaseLike, new: CaseResult) -> list[str]:
