@@ -226,13 +226,13 @@ def test_a_fact_renamed_or_added_is_not_lost_from_retrieval():
     base = run(case("q1", FAILING, facts=("x", "y", "z"), retrieved=("x",)))
     # "y" -> "Y": a label the baseline never had, missed there and here
     renamed = run(case("q1", FAILING, facts=("x", "Y", "z"), retrieved=("x",)))
-    # "w" added and not found: the recall drops (1/3 -> 1/4), but no fact was lost
+    # "w" added and not found: the recall drops (1/3 -> 1/4), but no fact was lost: the
+    # golden set changed, not the system (tests/test_diff_edits.py)
     added = run(case("q1", FAILING, facts=("x", "y", "z", "w"), retrieved=("x",)))
     for baseline in (base, compact(base)):
         assert compare(renamed, baseline).changes == []
-        assert [c.line() for c in compare(added, baseline).changes] == [
-            "WORSE:  q1: retrieval 33% -> 25%"
-        ]
+        assert compare(added, baseline).changes == []
+        assert compare(added, baseline).edited_cases == ["q1"]
 
 
 def test_a_recall_that_rose_while_a_fact_was_lost_is_worse_not_fixed():

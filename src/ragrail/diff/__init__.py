@@ -2,7 +2,9 @@
 
 A regression (a ``WORSE`` line) is decided per question, never by totals:
 its retrieval recall dropped, or its answer passed in the baseline and fails
-now. ``fixed`` is the reverse. A question that passed in the baseline and now
+now (or lost a check it held: ``ragrail.diff.checks``). ``fixed`` is the reverse. A
+question whose facts were edited since the baseline is compared fact by fact
+(``ragrail.diff.edits``). A question that passed in the baseline and now
 errors is an ``ERROR`` line: an error is never a silent gap, and the run it
 belongs to has no clean verdict. Totals are reported beside, for reading only.
 Answers are compared only when both runs used the same answerer and model,
@@ -26,6 +28,7 @@ from ragrail.diff.checks import (
     question_tests,
     unnamed_losses,
 )
+from ragrail.diff.edits import edited
 from ragrail.diff.lines import (
     BaselineCaseLike,
     BaselineRun,
@@ -35,11 +38,19 @@ from ragrail.diff.lines import (
     by_id,
     config_changes,
     fisher_one_sided,
-    p_text,
     pct,
     rounded_score,
 )
 from ragrail.diff.noise import SetTest, Test, judge_tests, noise_changes, varies
+from ragrail.diff.phrases import (
+    counted,
+    error_phrases,
+    fails,
+    first_error,
+    flips_text,
+    judge_failed,
+    run_summary,
+)
 from ragrail.diff.stages import with_stage_changes
 from ragrail.gcpause import paused_gc
 from ragrail.records.results import CaseResult, RunResult
@@ -80,6 +91,8 @@ class Diff:
     changes: list[Change] = field(default_factory=list)
     new_cases: list[str] = field(default_factory=list)
     removed_cases: list[str] = field(default_factory=list)
+    # in both, with facts added, renamed or removed since: compared fact by fact (diff.edits)
+    edited_cases: list[str] = field(default_factory=list)
     errored_cases: list[str] = field(default_factory=list)  # every question that errored now
     judge_errored_cases: list[str] = field(default_factory=list)
     answer_flips: McNemar | None = None  # paired test on per-question pass/fail flips
@@ -140,57 +153,21 @@ class Diff:
             len(self.errored_cases), len(self.errors), len(self.judge_errored_cases)
         )
         if n_worse:
-            parts.append(f"{_n(n_worse, 'question')} got worse")
+            parts.append(f"{counted(n_worse, 'question')} got worse")
         return "; ".join(parts) or "no regressions"
-
-
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def error_phrases(n_errored: int, n_baseline_passing: int = 0, n_judge: int = 0) -> list[str]:
-    """``["1 question passed in the baseline and now errors", "2 other questions
-    failed to run", "the judge failed on 1 question"]``, leaving out zero counts."""
-    parts = []
-    if n_baseline_passing:
-        verb = "errors" if n_baseline_passing == 1 else "error"
-        parts.append(f"{_n(n_baseline_passing, 'question')} passed in the baseline and now {verb}")
-    others = n_errored - n_baseline_passing
-    if others:
-        parts.append(f"{_n(others, 'other question' if parts else 'question')} failed to run")
-    if n_judge:
-        parts.append(f"the judge failed on {_n(n_judge, 'question')}")
-    return parts
-
-
-def flips_text(flips: McNemar) -> str:
-    """The answer-flip test as one phrase that says what it counts: ``answer verdicts
-    that flipped: 1 fail -> pass, 3 pass -> fail (McNemar exact test p=0.62, not
-    significant)``. It counts whole-answer verdicts only; a WORSE line for a lost check
-    of an answer that already failed is not a flip."""
-    verdict = "significant" if flips.significant else "not significant"
-    return (
-        f"answer verdicts that flipped: {flips.better} fail -> pass, {flips.worse} pass -> fail "
-        f"(McNemar exact test p={p_text(flips.p_value)}, {verdict})"
-    )
-
-
-def fails(case: BaselineCaseLike) -> bool:
-    """A question fails when its answer fails or retrieval missed one of its facts (what
-    a JUnit report and ``pytest --ragrail`` fail it for)."""
-    recall = case.retrieval_recall
-    return case.answer_pass is False or (recall is not None and recall < 1)
 
 
 def known_failures(diff: Diff) -> dict[str, str]:
     """Every question that fails now with no WORSE or ERROR line, by id, with why that is
     no regression: it failed in the baseline too ("known failure"), it is new, its call
     failed in the baseline, its answers are not compared (another answerer or model), or
-    its repeated answers moved within noise. CI reports them as expected failures, so the
-    reports agree with the exit code and a gate holds an app that is not at 100%
-    (``--strict`` turns this off)."""
+    its facts were edited since the baseline (``ragrail.diff.edits``), or its repeated
+    answers moved within noise. CI reports them as expected failures, so the reports agree
+    with the exit code and a gate holds an app that is not at 100% (``--strict`` turns
+    this off)."""
     base = by_id(diff.baseline)
     flagged = {c.case_id for c in diff.changes if c.kind in ("WORSE", "ERROR")}
+    edits = set(diff.edited_cases)
     out = {}
     for new in diff.run.cases:
         if new.id in flagged or new.errored or not fails(new):
@@ -203,28 +180,14 @@ def known_failures(diff: Diff) -> dict[str, str]:
             why = "failed to run in the baseline: fails now"
         elif new.answer_pass is False and not diff.answers_compared:
             why = "answers not compared with the baseline's (another answerer or model): fails"
+        elif new.id in edits:
+            why = "facts edited since the baseline, none it held lost: fails"
         elif fails(old):
             why = "known failure: also fails in the baseline"
         else:
             why = "within noise of the baseline (repeated answers): fails"
         out[new.id] = f"{why} ({cause})"
     return out
-
-
-def run_summary(run: RunResult) -> str:
-    """The same phrase for a run without a baseline: its errors, or nothing."""
-    errored = sum(1 for c in run.cases if c.errored)
-    judged = sum(1 for c in run.cases if judge_failed(c))
-    return "; ".join(error_phrases(errored, 0, judged))
-
-
-def judge_failed(case: CaseResult) -> bool:
-    return case.judge is not None and bool(case.judge.errors)
-
-
-def first_error(case: CaseResult) -> str:
-    """The reason of the first failed call of a question ("" when none failed)."""
-    return next((s.error for s in case.trace.all_samples() if s.error), "")
 
 
 def _retrieval_change(old: BaselineCaseLike, new: CaseResult, errored: bool) -> Change | None:
@@ -364,8 +327,11 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
         if old is None:
             diff.new_cases.append(new.id)
             continue
+        edit = edited(old, new)  # its recall and verdict are of other facts: per fact only
+        if edit:
+            diff.edited_cases.append(new.id)
         retrieval = None
-        if new.retrieval_recall != old.retrieval_recall:
+        if new.retrieval_recall != old.retrieval_recall and not edit:
             retrieval = _retrieval_change(old, new, errored)
         swapped = None
         if not errored and (retrieval is None or retrieval.kind != "WORSE"):
@@ -383,15 +349,18 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
         if same_answerer and old.answer_runs and not new.answer_runs and not errored:
             # answered in the baseline, nothing now (a null answer): never a silent pass
             _add(lines, Change(new.id, "WORSE", "answer", "no answer now (the system gave none)"))
-        if repeated and new.answer_runs and old.answer_runs:
-            tests.extend(question_tests(old, new))
+        if repeated and (m := new.answer_runs) and old.answer_runs:
+            tests.extend(question_tests(old, new, answer_test=not edit))
             verdicts.extend(judged_checks(old, new))
-            pairs[new.id] = (old.answer_passes, old.answer_runs, new.answer_passes, new.answer_runs)
+            if not edit:
+                pairs[new.id] = (old.answer_passes, old.answer_runs, new.answer_passes, m)
             problems[new.id] = "; ".join(new.problems)
-            add_graded(graded, old, new)  # a repeated question's first answer: no line
+            add_graded(graded, old, new, edit)  # a repeated question's first answer: no line
         elif same_answerer and new.answer_runs and old.answer_runs:
             answer = None
-            if new.answer_passes != old.answer_passes or new.answer_runs != old.answer_runs:
+            if not edit and (
+                new.answer_passes != old.answer_passes or new.answer_runs != old.answer_runs
+            ):
                 answer = _add(lines, _answer_change(old, new))
             # the verdict did not newly fail: what it can still lose is a check (checks
             # compared as one dict first: most questions' are equal)
@@ -400,15 +369,15 @@ def _diff_cases(diff: Diff, base: dict[str, BaselineCaseLike]) -> None:
                 judged or (old.checks is not None and old.checks != new.checks)
             ):
                 answer = _add(lines, check_changes(old, new, old.answer_runs, new.answer_runs))
-            dropped = add_graded(graded, old, new)
+            dropped = add_graded(graded, old, new, edit)
             worse_here = swapped is not None or (
                 retrieval is not None and retrieval.kind == "WORSE"
             )
             if dropped and answer is None and not worse_here:
-                _add(lines, graded_drop(old, new))
-            if old.answer_pass and not new.answer_pass:
+                _add(lines, graded_drop(old, new, edit))
+            if old.answer_pass and not new.answer_pass and not edit:  # edited: other facts'
                 worse += 1
-            elif new.answer_pass and not old.answer_pass:
+            elif new.answer_pass and not old.answer_pass and not edit:
                 better += 1
     run_ids = {c.id for c in run.cases}
     diff.removed_cases = [c.id for c in diff.baseline.cases if c.id not in run_ids]

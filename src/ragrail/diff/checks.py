@@ -41,18 +41,22 @@ def _lost(old_passes: int, old_runs: int, new_passes: int) -> bool:
     return old_passes == old_runs and new_passes == 0
 
 
-def question_tests(old: BaselineCaseLike, new: CaseResult) -> list[Test]:
+def question_tests(old: BaselineCaseLike, new: CaseResult, answer_test: bool = True) -> list[Test]:
     """A repeated question's tests for the noise-aware gate (``ragrail.diff.noise``): its
     answer verdict's pass counts before and now, and each check kept on both sides (a
     judge criterion judges one answer: it is tested over the questions, :func:`judged_checks`). A table whose every answer passed, or
     every answer failed, in both runs is left out: its margins allow no p below 1, so it
-    can neither move nor enter the Holm family (most questions, decided fast)."""
+    can neither move nor enter the Holm family (most questions, decided fast).
+    ``answer_test`` False (its facts were edited: ``ragrail.diff.edits``): no test of its
+    verdict, a verdict over other facts, and each check tested on its own."""
     from ragrail.diff.noise import ANSWER, Test
 
     n, m = old.answer_runs, new.answer_runs
     answer = (old.answer_passes, n), (new.answer_passes, m)
     tests = []
-    if 0 < answer[0][0] + answer[1][0] < n + m:
+    if not answer_test:
+        answer = ((-1, n), (-1, m))  # matches no check's table: each is tested
+    elif 0 < answer[0][0] + answer[1][0] < n + m:
         tests.append(Test(new.id, ANSWER, *answer))
     before = _held(old) or {}
     for name, passes in new.checks.items():  # judge criteria: judged_checks, over questions
@@ -191,10 +195,16 @@ def facts_lost(old: BaselineCaseLike, new: CaseResult) -> Change | None:
 GRADED = ("correctness", "faithfulness")
 
 
-def graded_drop(old: BaselineCaseLike, new: CaseResult) -> Change | None:
+def _graded(edited: bool) -> tuple[str, ...]:
+    """The graded scores comparable with the baseline's: correctness is a fraction of the
+    question's facts, so not when they were edited since (``ragrail.diff.edits``)."""
+    return ("faithfulness",) if edited else GRADED
+
+
+def graded_drop(old: BaselineCaseLike, new: CaseResult, edited: bool = False) -> Change | None:
     """A ``lower`` line when correctness or faithfulness dropped (six digits)."""
     parts = []
-    for name in GRADED:
+    for name in _graded(edited):
         was = _metric(old, name)
         now = getattr(new, name)
         if was is not None and now is not None and rounded_score(now) < was:
@@ -219,12 +229,15 @@ def graded_means(sums: dict[str, list[float]]) -> dict[str, tuple[float, float]]
     return {name: (a / n, b / n) for name, (a, b, n) in sums.items() if n}
 
 
-def add_graded(sums: dict[str, list[float]], old: BaselineCaseLike, new: CaseResult) -> bool:
+def add_graded(
+    sums: dict[str, list[float]], old: BaselineCaseLike, new: CaseResult, edited: bool = False
+) -> bool:
     """Add a question's graded scores to ``sums`` (both sides as a baseline keeps them,
-    to six digits, so an unchanged run moves no mean); whether one of them dropped."""
+    to six digits, so an unchanged run moves no mean); whether one of them dropped.
+    ``edited``: its facts changed since the baseline, so its correctness is left out."""
     metrics = None if isinstance(old, CaseResult) else old.metrics
     dropped = False
-    for name in GRADED:
+    for name in _graded(edited):
         now = getattr(new, name)
         if now is None:
             continue

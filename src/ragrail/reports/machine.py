@@ -64,6 +64,7 @@ def diff_json(diff: Diff, verdict: int) -> dict[str, Any]:
         "changes": [asdict(c) for c in diff.changes],
         "new_cases": list(diff.new_cases),
         "removed_cases": list(diff.removed_cases),
+        "edited_cases": list(diff.edited_cases),
         "errored_cases": list(diff.errored_cases),
         "judge_errored_cases": list(diff.judge_errored_cases),
         "answer_flips": None

@@ -65,6 +65,8 @@ def diff_text(diff: Diff, width: int | None = None) -> str:
         lines.extend(id_list("new (not in baseline)", diff.new_cases, w))
     if diff.removed_cases:
         lines.extend(id_list("removed (in baseline only)", diff.removed_cases, w))
+    if diff.edited_cases:
+        lines.extend(id_list("facts edited since the baseline", diff.edited_cases, w))
     for change in diff.changes:
         lines.extend(wrap("  " + visible(change.line()), w, subsequent=" " * 10))
     lines.append("")
