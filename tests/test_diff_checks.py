@@ -356,3 +356,23 @@ def test_a_lost_check_its_problems_name_is_said_once_and_a_label_in_passing_is_n
     assert [c.detail for c in compare(run(new), base).changes] == [
         "answer now fails, missing \"a fact\"; check 'a' no longer passes"
     ]
+
+
+def test_a_lost_code_check_says_what_it_found_when_its_problem_is_its_own():
+    # two not_contains checks (no name: "not_contains" and "not_contains #2"); the question
+    # already failed, and the second now finds "GUI" in the answer: the line says so, not
+    # only its position
+    held = {"behaviour": 1, "fact: x": 0, "check: not_contains": 1, "check: not_contains #2": 1}
+    base = run(case("q1", held))
+    one = case("q1", {**held, "check: not_contains #2": 0})
+    one.check_problems = ['not_contains: contains "GUI"']
+    (line,) = [c.line() for c in compare(run(one), base).changes]
+    assert line == "WORSE:  q1: check 'not_contains #2' no longer passes (contains \"GUI\")"
+    # both lost: the problems do not say which is which, so neither line guesses
+    both = case("q1", {**held, "check: not_contains": 0, "check: not_contains #2": 0})
+    both.check_problems = ['not_contains: contains "Windows"', 'not_contains: contains "GUI"']
+    (line,) = [c.line() for c in compare(run(both), compact(base)).changes]
+    assert line == (
+        "WORSE:  q1: check 'not_contains' no longer passes; "
+        "check 'not_contains #2' no longer passes"
+    )

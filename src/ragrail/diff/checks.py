@@ -83,8 +83,9 @@ def judged_checks(old: BaselineCaseLike, new: CaseResult) -> list[tuple[str, str
     ]
 
 
-def _check_phrase(name: str) -> str:
-    """What a lost check says: ``fact "npm ci" no longer in the answer``."""
+def _check_phrase(name: str, new: CaseResult | None = None) -> str:
+    """What a lost check says: ``fact "npm ci" no longer in the answer``; a code check's
+    says what it found in ``new`` (:func:`_check_found`)."""
     from ragrail.records.results import BEHAVIOUR, CHECK, CITATION, CLAIMS, FACT, JUDGE
 
     if name.startswith(FACT):
@@ -97,11 +98,33 @@ def _check_phrase(name: str) -> str:
         text = "now states a claim no context supports"
     elif name.startswith(CHECK):
         text = f"check '{name[len(CHECK) :]}' no longer passes"
+        found = _check_found(name, new) if new is not None else None
+        if found:
+            text += f" ({found})"
     elif name.startswith(JUDGE):
         text = f"judge criterion '{name[len(JUDGE) :]}' no longer passes"
     else:
         text = f"{name} no longer holds"
     return text
+
+
+def _check_found(name: str, new: CaseResult) -> str | None:
+    """What the lost code check ``name`` found in the answer (``contains "GUI"``): its
+    problems, which open with its label ("not_contains: ..."), when no other check of that
+    label failed (a problem does not say which of two: ``not_contains #2`` is a position).
+    None when that cannot be told."""
+    from ragrail.records.results import CHECK
+
+    label = _NTH.sub("", name[len(CHECK) :])
+    failed = [
+        n
+        for n, held in new.checks.items()
+        if not held and n.startswith(CHECK) and _NTH.sub("", n[len(CHECK) :]) == label
+    ]
+    if failed != [name]:
+        return None
+    opening = f"{label}: "
+    return "; ".join(p[len(opening) :] for p in new.check_problems if p.startswith(opening))
 
 
 def check_changes(
@@ -110,7 +133,7 @@ def check_changes(
     """WORSE when a check the question held in the baseline fails now (see
     :func:`_lost`), one line naming every lost check; None when none was lost or the
     baseline does not keep its checks. Judge criteria count once per question."""
-    lost = [_check_phrase(name) for name in _lost_checks(old, new, old_runs)]
+    lost = [_check_phrase(name, new) for name in _lost_checks(old, new, old_runs)]
     if not lost:
         return None
     return Change(new.id, "WORSE", "answer", "; ".join(lost))
