@@ -252,3 +252,18 @@ def test_cli_scorecard_of_120_kitebase_questions_follows_columns(
         wide = [ln for ln in lines if cell_len(ln) > columns and not ln.startswith("No baseline")]
         assert wide == []
         assert len(rows_section(r.out)) <= 2 * N
+
+
+def test_the_judges_uncorrected_note_wraps_under_itself_not_the_value_column():
+    from ragrail.records.results import Stat
+    from tests.test_diff_checks import case as checked_case
+    from tests.test_diff_checks import run as checked_run
+
+    r = checked_run(checked_case("q1", {"behaviour": 1}, judge={"polite": True}))
+    r.judge = "anthropic claude-opus-5"
+    r.judge_stats = {"judge_polite": Stat(value=1.0, low=0.21, high=1.0, n=1)}
+    lines = scorecard(r, width=100).splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("  (uncorrected: "))
+    # the note is 104 columns at 100: its second line is indented by 3, as the note's text
+    assert lines[at + 1].startswith("   ") and not lines[at + 1].startswith("    ")
+    assert all(cell_len(ln) <= 100 for ln in lines)

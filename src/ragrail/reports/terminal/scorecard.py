@@ -103,7 +103,12 @@ def scorecard(run: RunResult, metrics: bool = False, width: int | None = None) -
     lines.extend(more for ln in totals_lines(run) for more in wrap(ln, w, " " * 20))
     if run.judge is not None:
         lines.append("")
-        lines.extend(more for ln in judge_lines(run, w) for more in wrap(ln, w, " " * 20))
+        # a total's note wraps under the value column; the "(uncorrected: ...)" note under itself
+        lines.extend(
+            more
+            for ln in judge_lines(run, w)
+            for more in wrap(ln, w, " " * (3 if ln.startswith("  (") else 20))
+        )
     if why:
         lines.extend(["", *why])
     return "\n".join(lines)
