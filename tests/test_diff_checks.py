@@ -312,12 +312,23 @@ def test_an_empty_family_says_what_the_repeats_allow():
     )
 
 
+def newly_failing(
+    held: dict[str, int], lost: dict[str, int], problems: list[str], **judged: dict[str, bool]
+) -> tuple[RunResult, CaseResult]:
+    """A baseline where q1 held ``held`` and q1 now, holding ``lost``, failing with
+    ``problems``; ``judged``: ``before=`` and ``after=`` judge criteria."""
+    base = run(case("q1", held, judge=judged.get("before")))
+    new = case("q1", lost, judge=judged.get("after"))
+    new.problems = problems
+    return base, new
+
+
 def test_an_answer_that_newly_fails_names_what_its_problems_do_not_say():
     held = {"behaviour": 1, "fact: x": 1, "claims supported": 1, "check: no_pii": 1}
-    base = run(case("q1", held, judge={"polite": True}))
     lost = {"behaviour": 1, "fact: x": 0, "claims supported": 0, "check: no_pii": 0}
-    new = case("q1", lost, judge={"polite": False})
-    new.problems = ['missing "x"']
+    base, new = newly_failing(
+        held, lost, ['missing "x"'], before={"polite": True}, after={"polite": False}
+    )
     for baseline in (base, compact(base)):
         # the missing fact is its problem; the claims, the code check and the judge's
         # criterion are lost too and no problem says so
@@ -338,21 +349,20 @@ def test_a_lost_check_its_problems_name_is_said_once_and_a_label_in_passing_is_n
     # problem says "contains: ...", and the line said the same loss twice; a check called
     # "a" counted as said by any problem holding the letter a
     held = {"behaviour": 1, "fact: x": 1, "check: contains": 1, "check: contains #2": 1}
-    base = run(case("q1", held, judge={"polite": True}))
     lost = {"behaviour": 1, "fact: x": 0, "check: contains": 1, "check: contains #2": 0}
-    new = case("q1", lost, judge={"polite": False})
-    new.problems = [
-        'missing "x"',
-        'contains: does not contain "backup"',
-        "judge: polite failed (rude)",
-    ]
+    problems = ['missing "x"', 'contains: does not contain "backup"', "judge: polite failed (rude)"]
+    base, new = newly_failing(
+        held, lost, problems, before={"polite": True}, after={"polite": False}
+    )
     assert [c.detail for c in compare(run(new), base).changes] == [
         'answer now fails, missing "x"; contains: does not contain "backup"; '
         "judge: polite failed (rude)"
     ]
-    base = run(case("q1", {"behaviour": 1, "fact: x": 1, "check: a": 1}))
-    new = case("q1", {"behaviour": 1, "fact: x": 0, "check: a": 0})
-    new.problems = ['missing "a fact"']
+    base, new = newly_failing(
+        {"behaviour": 1, "fact: x": 1, "check: a": 1},
+        {"behaviour": 1, "fact: x": 0, "check: a": 0},
+        ['missing "a fact"'],
+    )
     assert [c.detail for c in compare(run(new), base).changes] == [
         "answer now fails, missing \"a fact\"; check 'a' no longer passes"
     ]

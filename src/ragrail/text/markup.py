@@ -129,13 +129,7 @@ class Unmarked(str):
 
     def __new__(cls, marked: str, dropped: Iterable[tuple[int, int]]) -> Unmarked:
         dropped = tuple(dropped)
-        pieces: list[str] = []
-        at = 0
-        for a, b in dropped:
-            pieces.append(marked[at:a])
-            at = b
-        pieces.append(marked[at:])
-        self = super().__new__(cls, "".join(pieces))
+        self = super().__new__(cls, _without(marked, dropped))
         self.marked = marked
         self.dropped = dropped
         # the marks dropped before each run's start: _at bisects them, so mapping every
@@ -176,8 +170,11 @@ def unmark(text: str) -> str:
     if not has_marks(text):
         return text
     spans = markup_spans(text)
-    if not spans:
-        return text
+    return _without(text, spans) if spans else text
+
+
+def _without(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with the (sorted, disjoint) spans cut out."""
     pieces: list[str] = []
     at = 0
     for a, b in spans:
