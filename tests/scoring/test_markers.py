@@ -137,3 +137,13 @@ def _chunks() -> list[RetrievedChunk]:
         RetrievedChunk(id=i, source="install-ci", rank=r, score=1.0, text="Run quill ci.")
         for r, i in enumerate(IDS, 1)
     ]
+
+
+def test_code_spans_answer_by_position_at_their_edges():
+    from ragrail.scoring.markers import CodeSpans
+
+    text = "a `b[1]` c ```\nd[2]\n``` e `f"  # an open backtick is no span
+    code = CodeSpans(text)
+    inside = [i for i in range(len(text)) if i in code]
+    assert inside == [*range(2, 8), *range(11, 23)]
+    assert 0 not in CodeSpans("[1]") and 3 not in CodeSpans("no code")

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from itertools import filterfalse
 
 from ragrail.scoring import scan
-from ragrail.scoring.markers import CODE  # code's brackets index: `args[1]` stays
+from ragrail.scoring.markers import CodeSpans  # code's brackets index: `args[1]` stays
 from ragrail.scoring.memo import ScoringCache
 from ragrail.text.tokens import ascii_digits, is_cjk, terms
 from ragrail.text.tokens import term_set as _term_set
@@ -152,9 +152,9 @@ def _trim(clause: str) -> str:
 def strip_citations(answer: str) -> str:
     """The answer without its citation markers; other brackets ("[Save]") stay."""
     kept, last = [], 0
-    code = [c.span() for c in CODE.finditer(answer)] if "`" in answer else []
+    code = CodeSpans(answer)
     for m in scan.finditer(_BRACKET, answer, _OPENING_BRACKETS):
-        part = _ID_PART if any(a <= m.start() < b for a, b in code) else _CITE_PART
+        part = _ID_PART if m.start() in code else _CITE_PART
         if all(part.fullmatch(p) for p in _CITE_SEPARATORS.split(m.group(1))):
             start = m.start()
             while start > last and answer[start - 1].isspace():  # str.isspace is regex \s
